@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: GPL-2.0
+# The write stream ID series: build, boot and test it.  See README.
+
+H := harness
+VM := tools/testing/selftests/streamid/vm.sh
+
+# make: build the patched kernel, boot it and run the demo.
+all: build
+	$(VM) -t 300 -n 256 build/bzImage -- $(H)/demo.sh
+
+build:
+	$(H)/setup.sh
+	$(H)/tree.sh
+	$(H)/build.sh
+
+# make check: the whole test suite (TAP).
+check:
+	$(H)/check.sh
+
+# make patches: the upstream-ready series in build/series/.
+patches:
+	$(H)/setup.sh
+	$(H)/export.sh
+
+# make refresh: take the commits of the work tree into the repository.
+refresh:
+	$(H)/refresh.sh
+
+clean:
+	rm -rf build
+
+.PHONY: all build check patches refresh clean

@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the kernel in $TREE out of tree in $OBJ: tinyconfig plus the
+# selftests' config fragment, with ccache.  Leaves build/bzImage and
+# build/build-id (the GNU build id of the vmlinux the image holds).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+frag=$TREE/$SELFTESTS/config
+[ -f "$frag" ] || die "$frag missing: run harness/tree.sh"
+mkdir -p "$OBJ" "$OUT"
+export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=true
+export KBUILD_BUILD_USER=streamid KBUILD_BUILD_HOST=harness
+kmake()
+{
+	make -s -C "$TREE" O="$OBJ" CC="ccache gcc" -j"$(nproc)" "$@"
+}
+
+# Regenerate .config only when the fragment changed.
+if ! cmp -s "$frag" "$OBJ/.config.fragment"; then
+	kmake tinyconfig >/dev/null
+	"$TREE/scripts/kconfig/merge_config.sh" -m -O "$OBJ" "$OBJ/.config" \
+		"$frag" >/dev/null
+	kmake olddefconfig >/dev/null
+	# merge_config only warns: an option the fragment asks for and
+	# Kconfig dropped is an error here.
+	while IFS= read -r line; do
+		case $line in CONFIG_*=*) ;; *) continue ;; esac
+		grep -qxF "$line" "$OBJ/.config" ||
+			die "config fragment: '$line' not set in .config" \
+				"(dependency missing?)"
+	done < "$frag"
+	cp "$frag" "$OBJ/.config.fragment"
+fi
+
+kmake "$@" bzImage
+cp "$OBJ/arch/x86/boot/bzImage" "$OUT/bzImage"
+readelf -n "$OBJ/vmlinux" |
+	awk '/Build ID:/ { print $3 }' > "$OUT/build-id"

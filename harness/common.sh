@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by the harness scripts: paths and small helpers.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Everything big lives outside the clone: the base tree (a git repository
+# whose first commit is the pristine base), the kernel objects and ccache.
+WORK=${STREAMID_WORK:-/var/tmp/streamid}
+TREE=$WORK/linux
+OBJ=$WORK/obj
+OUT=$TOP/build
+SELFTESTS=tools/testing/selftests/streamid
+export CCACHE_DIR=${CCACHE_DIR:-$WORK/ccache}
+
+# The pinned base: package name and version (series/base).
+read -r BASE_PKG BASE_VERSION < "$TOP/series/base"
+
+die()
+{
+	echo "${0##*/}: $*" >&2
+	exit 1
+}
+
+warn()
+{
+	echo "${0##*/}: warning: $*" >&2
+}
+
+# git in the base tree, with a fixed identity so that regenerated
+# commits are identical from run to run.
+tgit()
+{
+	git -C "$TREE" -c user.name="Write Stream ID Developers" \
+		-c user.email=streamid@kernel.invalid "$@"
+}
+
+# One harness command at a time per work directory.
+lock_work()
+{
+	mkdir -p "$WORK"
+	exec 9>"$WORK/.lock"
+	flock 9
+}
