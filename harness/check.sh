@@ -128,8 +128,13 @@ check "repository: holds no upstream file, only files the series adds" \
 # --- The kernel and the tests.
 
 require "build: the kernel builds (build/bzImage)" "$TOP/harness/build.sh"
-require "build: the selftests build" \
-	make -s -C "$TREE/$SELFTESTS" OUTPUT="$WORK/selftests"
+selftests_build()
+{
+	mkdir -p "$WORK/selftests"
+	make -s -C "$TREE/$SELFTESTS" OUTPUT="$WORK/selftests" 2>&1 |
+		tee /dev/stderr | { ! grep -q 'warning:'; }
+}
+require "build: the selftests build without warnings" selftests_build
 
 vm()
 {

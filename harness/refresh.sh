@@ -43,3 +43,6 @@ while read -r mode _ _ f; do
 	if [ "$mode" = 100755 ]; then chmod +x "$TOP/$f"; else chmod -x "$TOP/$f"; fi
 done < <(tgit diff --no-renames --diff-filter=A --raw base HEAD |
 	awk '{ sub(/^:/, ""); print $2, $3, $4, $6 }')
+
+# The repository now holds HEAD: the next tree.sh may move on from it.
+tgit update-ref refs/streamid/checkout HEAD

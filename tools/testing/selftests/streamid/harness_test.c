@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,8 +149,8 @@ static int find_nvme_disk(const char *serial, char *name, size_t size)
 
 FIXTURE(nvme) {
 	const char *serial;
-	char disk[64];
-	char ctrl[64];
+	char disk[NAME_MAX + 1];
+	char ctrl[NAME_MAX + 1];
 };
 
 FIXTURE_SETUP(nvme)
@@ -192,7 +193,7 @@ TEST_F(nvme, disk_present)
 /* nvme-cli talks to the controller and reads back its serial number. */
 TEST_F(nvme, nvme_cli_identifies)
 {
-	char cmd[256], out[8192];
+	char cmd[512], out[8192];
 
 	snprintf(cmd, sizeof(cmd), "nvme id-ctrl /dev/%s", self->ctrl);
 	ASSERT_EQ(0, run(cmd, out, sizeof(out)));
@@ -202,19 +203,23 @@ TEST_F(nvme, nvme_cli_identifies)
 /* A counter from the controller's SMART log (nvme smart-log -o json). */
 static unsigned long long smart_log_field(const char *ctrl, const char *field)
 {
-	char cmd[256], out[8192], key[64];
+	char cmd[512], out[8192], key[64];
 	char *p;
 
 	snprintf(cmd, sizeof(cmd), "nvme smart-log /dev/%s -o json", ctrl);
 	if (run(cmd, out, sizeof(out)))
 		return ~0ULL;
 	snprintf(key, sizeof(key), "\"%s\"", field);
+	/* "key":"123": nvme-cli quotes its 128-bit counters. */
 	p = strstr(out, key);
 	if (p)
 		p = strchr(p, ':');
 	if (!p)
 		return ~0ULL;
-	return strtoull(p + 1, NULL, 0);
+	p += strspn(p + 1, " \"") + 1;
+	if (*p < '0' || *p > '9')
+		return ~0ULL;
+	return strtoull(p, NULL, 10);
 }
 
 /* Field @i (0-based) of /sys/block/<disk>/stat. */

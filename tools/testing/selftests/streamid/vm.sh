@@ -18,7 +18,7 @@
 #               wrote to /run/vm (its output in out) in DIR/share
 #
 # The command runs in the current directory with the STREAMID_* variables
-# of the caller; /tmp, /run and /var/tmp are tmpfs; configfs, debugfs and
+# of the caller; /tmp and /run are tmpfs; configfs, debugfs and
 # tracefs are mounted.  Its output is shown as it comes.
 #
 # Exit status: the command's; 124 if the guest timed out; 125 if the guest
@@ -27,12 +27,11 @@
 
 guest_init()
 {
-	mountpoint -q /dev || mount -t devtmpfs dev /dev
 	mount -t proc none /proc
 	mount -t sysfs none /sys
-	for d in /tmp /run /var/tmp; do
-		mount -t tmpfs none "$d"
-	done
+	mountpoint -q /dev || mount -t devtmpfs none /dev
+	mount -t tmpfs none /tmp
+	mount -t tmpfs none /run
 	mount -t configfs none /sys/kernel/config
 	mount -t debugfs none /sys/kernel/debug
 	mount -t tracefs none /sys/kernel/tracing
@@ -107,12 +106,18 @@ fi
 	echo
 } > "$dir/share/cmd"
 
+# /dev/kvm can be there on a CPU that does not expose VMX or SVM: then
+# KVM hangs rather than fails, so look at the CPU first.
+accel=tcg
+if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
+	accel=kvm
+fi
 vmsh=$(realpath "$0")
 
 start=$SECONDS
 set +e
 timeout -k 5 "$timeout" qemu-system-x86_64 -nodefaults -no-user-config \
-	-display none -no-reboot -accel kvm -accel tcg -cpu max -smp "$cpus" -m "$mem" \
+	-display none -no-reboot -accel "$accel" -cpu max -smp "$cpus" -m "$mem" \
 	-serial "file:$dir/console" -kernel "$kernel" \
 	-append "console=ttyS0 root=root rootfstype=9p ro panic=-1 loglevel=5 \
 rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose \
