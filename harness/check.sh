@@ -136,9 +136,13 @@ selftests_build()
 }
 require "build: the selftests build without warnings" selftests_build
 
+# vm VM_OPTIONS... -- COMMAND...: vm.sh with the kernel that was built.
 vm()
 {
-	"$TOP/$SELFTESTS/vm.sh" "$@" "$OUT/bzImage"
+	local opts=()
+
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	"$TOP/$SELFTESTS/vm.sh" "${opts[@]}" "$OUT/bzImage" "$@"
 }
 
 # vm_status WANT MAX_SECONDS VM_ARGS... -- COMMAND: vm.sh must exit with
@@ -146,12 +150,9 @@ vm()
 vm_status()
 {
 	local want=$1 max=$2 start=$SECONDS rc=0
-	shift 2
-	local args=()
 
-	while [ "$1" != -- ]; do args+=("$1"); shift; done
-	shift
-	vm "${args[@]}" -- "$@" || rc=$?
+	shift 2
+	vm "$@" || rc=$?
 	echo "vm.sh exited $rc after $((SECONDS - start))s"
 	[ "$rc" -eq "$want" ] || { echo "expected $want"; return 1; }
 	[ $((SECONDS - start)) -le "$max" ] ||
