@@ -15,7 +15,7 @@ build:
 
 # make check: the whole test suite (TAP).
 check:
-	$(H)/check.sh
+	@$(H)/check.sh
 
 # make patches: the upstream-ready series in build/series/.
 patches:

@@ -14,11 +14,13 @@
 #               serial and size as STREAMID_NVME_SERIAL and STREAMID_NVME_MIB
 #   -a ARGS     append to the kernel command line
 #   -q ARG      pass an extra argument to QEMU; repeat for more
+#   -k DIR      keep this host directory visible in the guest although it
+#               is under /tmp (the current one and vm.sh's always are)
 #   -o DIR      keep the console log in DIR/console and what the guest
 #               wrote to /run/vm (its output in out) in DIR/share
 #
 # The command runs in the current directory with the STREAMID_* variables
-# of the caller; /tmp and /run are tmpfs; configfs, debugfs and
+# of the caller; /tmp and /run are fresh tmpfs; configfs, debugfs and
 # tracefs are mounted.  Its output is shown as it comes.
 #
 # Exit status: the command's; 124 if the guest timed out; 125 if the guest
@@ -30,13 +32,20 @@ guest_init()
 	mount -t proc none /proc
 	mount -t sysfs none /sys
 	mountpoint -q /dev || mount -t devtmpfs none /dev
-	mount -t tmpfs none /tmp
 	mount -t tmpfs none /run
 	mount -t configfs none /sys/kernel/config
 	mount -t debugfs none /sys/kernel/debug
 	mount -t tracefs none /sys/kernel/tracing
-	mkdir /run/vm
+	mkdir /run/vm /run/host-tmp
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 vm /run/vm
+	# A fresh /tmp, in which the host's directories the command needs
+	# stay where they are.
+	mount --bind /tmp /run/host-tmp
+	mount -t tmpfs none /tmp
+	while read -r p; do
+		mkdir -p "$p"
+		mount --bind "/run/host-tmp/${p#/tmp/}" "$p"
+	done < /run/vm/keep
 	ip link set lo up
 	export HOME=/tmp PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin
 	bash /run/vm/cmd > /run/vm/out 2>&1 < /dev/null
@@ -57,9 +66,9 @@ usage()
 	exit 2
 }
 
-timeout=300 mem=2048 cpus=2 append= keep=
-nvme=() qemu_args=()
-while getopts t:m:c:n:a:q:o:h opt; do
+timeout=300 mem=2048 cpus=2 append= outdir=
+nvme=() qemu_args=() keep_dirs=()
+while getopts t:m:c:n:a:q:o:k:h opt; do
 	case $opt in
 	t) timeout=$OPTARG ;;
 	m) mem=$OPTARG ;;
@@ -67,7 +76,8 @@ while getopts t:m:c:n:a:q:o:h opt; do
 	n) nvme+=("$OPTARG") ;;
 	a) append="$append $OPTARG" ;;
 	q) qemu_args+=("$OPTARG") ;;
-	o) keep=$OPTARG ;;
+	o) outdir=$OPTARG ;;
+	k) keep_dirs+=("$OPTARG") ;;
 	*) usage ;;
 	esac
 done
@@ -78,10 +88,10 @@ shift
 [ "$1" = -- ] && shift
 [ -f "$kernel" ] || { echo "vm.sh: no kernel image $kernel" >&2; exit 2; }
 
-if [ -n "$keep" ]; then
-	dir=$keep
-	rm -rf "$dir"
+if [ -n "$outdir" ]; then
+	dir=$outdir
 	mkdir -p "$dir"
+	rm -rf "$dir/share" "$dir/console" "$dir"/nvme*.img
 else
 	dir=$(mktemp -d)
 	trap 'rm -rf "$dir"' EXIT
@@ -99,6 +109,12 @@ if [ ${#nvme[@]} -gt 0 ]; then
 	export STREAMID_NVME_SERIAL=streamid-nvme0 STREAMID_NVME_MIB=${nvme[0]}
 fi
 
+vmsh=$(realpath "$0")
+for p in "$PWD" "${vmsh%/*}" "${keep_dirs[@]}"; do
+	p=$(realpath "$p")
+	case $p in /tmp/*) echo "$p" ;; esac
+done > "$dir/share/keep"
+
 {
 	export -p | grep '^declare -x STREAMID_' || true
 	printf 'cd %q || exit 1\n' "$PWD"
@@ -112,8 +128,6 @@ accel=tcg
 if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
 	accel=kvm
 fi
-vmsh=$(realpath "$0")
-
 start=$SECONDS
 set +e
 timeout -k 5 "$timeout" qemu-system-x86_64 -nodefaults -no-user-config \
