@@ -79,7 +79,10 @@ git_am_gives_the_built_tree()
 {
 	local am=$WORK/am series got
 
-	[ -d "$am" ] || tgit worktree add -q --detach "$am" base
+	if [ ! -d "$am" ]; then
+		tgit worktree prune
+		tgit worktree add -q --detach "$am" base
+	fi
 	git -C "$am" am --abort >/dev/null 2>&1 || true
 	git -C "$am" checkout -q -f --detach base
 	git -C "$am" clean -q -f -d -x

@@ -33,10 +33,3 @@ tgit()
 		-c user.email=streamid@kernel.invalid "$@"
 }
 
-# One harness command at a time per work directory.
-lock_work()
-{
-	mkdir -p "$WORK"
-	exec 9>"$WORK/.lock"
-	flock 9
-}

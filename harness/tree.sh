@@ -12,6 +12,13 @@ tip=$("$TOP/harness/series.sh")
 head=$(tgit rev-parse HEAD)
 # What this script last checked out; the base on first use.
 last=$(tgit rev-parse -q --verify refs/streamid/checkout || tgit rev-parse base)
+# CI has a tree of its own, where nobody works: whatever an earlier run
+# left there goes.
+if [ -n "${STREAMID_FORCE:-}" ]; then
+	tgit checkout -q -f --detach HEAD
+	tgit clean -q -f -d -x
+	tgit update-ref refs/streamid/checkout HEAD
+fi
 # checkpatch leaves a cache file behind: that is not work.
 changes=$(tgit status --porcelain --ignored | grep -v ' \.checkpatch-camelcase\.' || true)
 if [ -n "$changes" ]; then
