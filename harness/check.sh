@@ -38,7 +38,7 @@ check()
 {
 	local desc=$1 log start
 	shift
-	log=$LOGS/$n.log
+	log=$LOGS/$((n + 1)).log
 	start=$SECONDS
 	if "$@" > "$log" 2>&1; then
 		tap ok "$desc"
@@ -99,6 +99,57 @@ git_am_gives_the_built_tree()
 }
 check "series: git am onto a pristine base gives the tree that is built" \
 	git_am_gives_the_built_tree || true
+
+# The repository is in the form "make refresh" writes: refreshing a copy
+# of it from the tree changes nothing.
+# A copy of the repository without .git and build/, in a new directory.
+copy_top()
+{
+	local copy
+
+	copy=$(mktemp -d)
+	tar -C "$TOP" --exclude=./.git --exclude=./build -cf - . |
+		tar -C "$copy" -xf -
+	echo "$copy"
+}
+
+refresh_round_trip()
+{
+	local copy
+
+	copy=$(copy_top)
+	"$copy/harness/refresh.sh" >/dev/null
+	diff -r -x .git -x build "$TOP" "$copy"
+	local rc=$?
+	rm -rf "$copy"
+	return $rc
+}
+check "series: the repository is what 'make refresh' writes from the tree" \
+	refresh_round_trip || true
+
+# A patch that no longer applies stops the set-up with its name and the
+# name of the file that failed.
+conflict_is_reported()
+{
+	local copy p f rc=0
+
+	copy=$(copy_top)
+	p=$(grep -l '^diff --git' "$copy"/series/[0-9]*.patch | head -n 1)
+	f=$(sed -n 's|^+++ b/||p' "$p" | head -n 1)
+	# Change the first context line of the first hunk.
+	awk '!done && hunk && /^ / { $0 = " conflict" $0; done = 1 }
+	     /^@@ / { hunk = 1 } { print }' "$p" > "$copy/p"
+	mv "$copy/p" "$p"
+	"$copy/harness/series.sh" > "$copy/out" 2>&1 || rc=$?
+	cat "$copy/out"
+	grep -q "series/${p##*/} does not apply" "$copy/out" &&
+		grep -q "error: .*$f" "$copy/out" && [ "$rc" -ne 0 ]
+	rc=$?
+	rm -rf "$copy"
+	return $rc
+}
+check "series: a patch that does not apply is named, with its file" \
+	conflict_is_reported || true
 
 for p in "${patches[@]}"; do
 	name=${p##*/}

@@ -255,7 +255,7 @@ TEST_F(nvme, fio_write_verify)
 	rd0 = disk_stat(self->disk, 2);
 	snprintf(cmd, sizeof(cmd), "fio --name=verify --filename=/dev/%s %s %s --size=%dM 2>&1",
 		 self->disk, "--ioengine=psync --direct=1 --rw=randwrite --bs=4k",
-		 "--verify=crc32c --do_verify=1 --verify_fatal=1", FIO_MIB);
+		 "--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0", FIO_MIB);
 	ASSERT_EQ(0, run(cmd, out, sizeof(out))) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "err= 0")) TH_LOG("%s", out);
 	units1 = smart_log_field(self->ctrl, "data_units_written");
