@@ -16,6 +16,17 @@ if tgit diff --name-only --diff-filter=D base HEAD |
 	die "a file added by the series is removed again later in it"
 fi
 
+# A file the series adds that was changed here since the tree was last
+# brought to the repository would be overwritten: refuse.
+last=$(tgit rev-parse -q --verify refs/streamid/checkout || tgit rev-parse base)
+while read -r f; do
+	[ -f "$TOP/$f" ] || continue
+	tgit show "HEAD:$f" | cmp -s - "$TOP/$f" && continue
+	tgit show "$last:$f" 2>/dev/null | cmp -s - "$TOP/$f" ||
+		die "$f was changed in the repository after the tree was made:" \
+			"run 'make build' to take it into the tree first"
+done < <(tgit diff --name-only --diff-filter=A base HEAD)
+
 rm -f "$TOP"/series/[0-9]*.patch
 n=0
 for c in "${commits[@]}"; do

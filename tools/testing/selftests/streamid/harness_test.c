@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
+#include "streamid.h"
 
 /* Run a shell command, keep the start of its output; its exit status. */
 static int run(const char *cmd, char *out, size_t size)
@@ -38,24 +39,6 @@ static int run(const char *cmd, char *out, size_t size)
 		;
 	status = pclose(f);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int read_file(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return n;
 }
 
 /* An ELF note header, as the kernel lays them out in /sys/kernel/notes. */
@@ -220,21 +203,6 @@ static unsigned long long smart_log_field(const char *ctrl, const char *field)
 	if (*p < '0' || *p > '9')
 		return ~0ULL;
 	return strtoull(p, NULL, 10);
-}
-
-/* Field @i (0-based) of /sys/block/<disk>/stat. */
-static unsigned long long disk_stat(const char *disk, int i)
-{
-	unsigned long long v[11] = { 0 };
-	char path[512], buf[512];
-
-	snprintf(path, sizeof(path), "/sys/block/%s/stat", disk);
-	if (read_file(path, buf, sizeof(buf)) < 0 ||
-	    sscanf(buf, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
-		   &v[8], &v[9], &v[10]) != 11)
-		return ~0ULL;
-	return v[i];
 }
 
 #define FIO_MIB 32
