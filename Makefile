@@ -6,7 +6,7 @@ VM := tools/testing/selftests/streamid/vm.sh
 
 # make: build the patched kernel, boot it and run the demo.
 all: build
-	$(VM) -t 300 -n 256 build/bzImage -- $(H)/demo.sh
+	$(VM) -t 300 build/bzImage -- $(H)/demo.sh
 
 build:
 	$(H)/setup.sh

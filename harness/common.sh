@@ -25,11 +25,11 @@ warn()
 	echo "${0##*/}: warning: $*" >&2
 }
 
-# git in the base tree, with a fixed identity so that regenerated
-# commits are identical from run to run.
+# git in the base tree, with a fixed identity and hash length so that
+# regenerated commits and patches are identical from run to run.
 tgit()
 {
 	git -C "$TREE" -c user.name="Write Stream ID Developers" \
-		-c user.email=streamid@kernel.invalid "$@"
+		-c user.email=streamid@kernel.invalid -c core.abbrev=12 "$@"
 }
 

@@ -8,7 +8,7 @@ set -euo pipefail
 installed_version()
 {
 	dpkg-query -W -f='${db:Status-Status} ${Version}\n' "$1" 2>/dev/null |
-		awk '$1 == "installed" { print $2 }'
+		awk '$1 == "installed" { print $2 }' || true
 }
 
 mapfile -t pkgs < <(grep -v '^#' "$TOP/harness/packages")

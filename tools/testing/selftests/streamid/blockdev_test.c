@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stream IDs from fadvise to the device, on a null_blk device with
+ * streams: what the device counted per stream in its stream_stats must be
+ * exactly what was written with each ID, for direct and buffered writes
+ * to the raw block device, through merges and splits; the data reads
+ * back.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/aio_abi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "streamid.h"
+
+#define STREAMS 8
+
+FIXTURE(nullb) {
+	char dir[256];
+	char dev[128];
+};
+
+/*
+ * A 256 MiB memory-backed null_blk device with STREAMS streams and
+ * requests of at most 32 KiB, so that large writes split.
+ */
+FIXTURE_SETUP(nullb)
+{
+	char name[64];
+
+	if (access(NULLB, F_OK))
+		SKIP(return, "no null_blk configfs");
+	snprintf(name, sizeof(name), "streamid%d", getpid());
+	ASSERT_EQ(0, nullb_create(name, 256, STREAMS, 64, self->dir,
+				  sizeof(self->dir), self->dev,
+				  sizeof(self->dev)));
+}
+
+FIXTURE_TEARDOWN(nullb)
+{
+	if (self->dir[0])
+		EXPECT_EQ(0, nullb_remove(self->dir));
+}
+
+TEST_F(nullb, max_streams)
+{
+	char path[512], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/max_streams",
+		 self->dev + strlen("/dev/"));
+	ASSERT_LT(0, read_file(path, buf, sizeof(buf)));
+	EXPECT_STREQ("8", buf);
+}
+
+/*
+ * O_DIRECT from four open files at once, three with a stream and one
+ * without: each stream counts exactly the sectors written with its ID,
+ * the untagged ones count under 0.
+ */
+TEST_F(nullb, direct_several_fds)
+{
+	static const struct { int id; size_t len; int n; } w[] = {
+		{ 1, 65536, 4 }, { 2, 131072, 2 }, { 3, 4096, 10 },
+		{ 0, 8192, 3 },
+	};
+	static const int ids[] = { 0, 1, 2, 3, -1 };
+	struct stats st;
+	int fd[4], i, k;
+	off_t off = 0;
+
+	for (i = 0; i < 4; i++) {
+		fd[i] = open_stream(self->dev, O_WRONLY | O_DIRECT, w[i].id);
+		ASSERT_LE(0, fd[i]);
+	}
+	/* Interleave the files' writes. */
+	for (k = 0; k < 10; k++)
+		for (i = 0; i < 4; i++)
+			if (k < w[i].n) {
+				ASSERT_EQ(0, write_at(fd[i], off, w[i].len,
+						      w[i].id));
+				off += w[i].len;
+			}
+	for (i = 0; i < 4; i++)
+		close(fd[i]);
+
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(w[i].len * w[i].n / 512, st.sectors[w[i].id])
+			TH_LOG("stream %d", w[i].id);
+	EXPECT_EQ(-1, only(&st, ids));
+
+	off = 0;
+	for (k = 0; k < 10; k++)
+		for (i = 0; i < 4; i++)
+			if (k < w[i].n) {
+				EXPECT_EQ(0, check_at(self->dev, off, w[i].len,
+						      w[i].id));
+				off += w[i].len;
+			}
+}
+
+/* Buffered writes to the device node reach it with the ID, at fsync. */
+TEST_F(nullb, buffered)
+{
+	static const int ids[] = { 5, -1 };
+	struct stats st;
+	int fd;
+
+	fd = open_stream(self->dev, O_WRONLY, 5);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 64 << 20, 1 << 20, 5));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(2048, st.sectors[5]);
+	EXPECT_EQ(-1, only(&st, ids)) TH_LOG("stream %d", only(&st, ids));
+	EXPECT_EQ(0, check_at(self->dev, 64 << 20, 1 << 20, 5));
+}
+
+/* One write larger than a request can be keeps its ID on every piece. */
+TEST_F(nullb, split)
+{
+	static const int ids[] = { 7, -1 };
+	struct stats st;
+	int fd;
+
+	fd = open_stream(self->dev, O_WRONLY | O_DIRECT, 7);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 1 << 20, 1 << 20, 7));
+	close(fd);
+
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(2048, st.sectors[7]);
+	/* max_sectors is 64: 32 pieces at least. */
+	EXPECT_LE(32, st.requests[7]);
+	EXPECT_EQ(-1, only(&st, ids));
+	EXPECT_EQ(0, check_at(self->dev, 1 << 20, 1 << 20, 7));
+}
+
+static long io_setup(unsigned int nr, aio_context_t *ctx)
+{
+	return syscall(__NR_io_setup, nr, ctx);
+}
+
+static long io_submit(aio_context_t ctx, long n, struct iocb **iocbs)
+{
+	return syscall(__NR_io_submit, ctx, n, iocbs);
+}
+
+static long io_getevents(aio_context_t ctx, long min, long max,
+			 struct io_event *events)
+{
+	return syscall(__NR_io_getevents, ctx, min, max, events, NULL);
+}
+
+static long io_destroy(aio_context_t ctx)
+{
+	return syscall(__NR_io_destroy, ctx);
+}
+
+#define BATCH 8
+
+/*
+ * Eight adjacent 4 KiB writes submitted together, so that the plug merges
+ * them: four from a file with stream 1, then four from one with stream 2.
+ * The writes of each stream merge, but no request mixes the two.
+ */
+TEST_F(nullb, merges)
+{
+	static const int ids[] = { 1, 2, -1 };
+	struct iocb cb[BATCH], *cbs[BATCH];
+	struct io_event ev[BATCH];
+	aio_context_t ctx = 0;
+	struct stats st;
+	void *buf[BATCH];
+	int fd[2], i, got = 0;
+
+	fd[0] = open_stream(self->dev, O_WRONLY | O_DIRECT, 1);
+	fd[1] = open_stream(self->dev, O_WRONLY | O_DIRECT, 2);
+	ASSERT_LE(0, fd[0]);
+	ASSERT_LE(0, fd[1]);
+	ASSERT_EQ(0, io_setup(BATCH, &ctx));
+	memset(cb, 0, sizeof(cb));
+	for (i = 0; i < BATCH; i++) {
+		ASSERT_EQ(0, posix_memalign(&buf[i], 4096, 4096));
+		fill(buf[i], 4096, i * 4096, 1 + i / 4);
+		cb[i].aio_fildes = fd[i / 4];
+		cb[i].aio_lio_opcode = IOCB_CMD_PWRITE;
+		cb[i].aio_buf = (unsigned long)buf[i];
+		cb[i].aio_nbytes = 4096;
+		cb[i].aio_offset = i * 4096;
+		cbs[i] = &cb[i];
+	}
+	ASSERT_EQ(BATCH, io_submit(ctx, BATCH, cbs));
+	while (got < BATCH) {
+		long n = io_getevents(ctx, 1, BATCH - got, ev);
+
+		ASSERT_LT(0, n);
+		for (i = 0; i < n; i++)
+			EXPECT_EQ(4096, ev[i].res);
+		got += n;
+	}
+	io_destroy(ctx);
+	for (i = 0; i < BATCH; i++)
+		free(buf[i]);
+	close(fd[0]);
+	close(fd[1]);
+
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(32, st.sectors[1]);
+	EXPECT_EQ(32, st.sectors[2]);
+	EXPECT_EQ(-1, only(&st, ids));
+	/* Adjacent writes of one stream still merge. */
+	EXPECT_GT(4, st.requests[1]);
+	EXPECT_GT(4, st.requests[2]);
+	TH_LOG("requests: stream 1 %llu, stream 2 %llu", st.requests[1],
+	       st.requests[2]);
+	for (i = 0; i < BATCH; i++)
+		EXPECT_EQ(0, check_at(self->dev, i * 4096, 4096, 1 + i / 4));
+}
+
+/*
+ * Two files of one device with different IDs: direct writes use each
+ * file's ID; buffered writes, written back from the device's inode, use
+ * the ID last set on any of its files.
+ */
+TEST_F(nullb, two_fds)
+{
+	static const int ids[] = { 3, 4, -1 };
+	struct stats st;
+	int a, b, c;
+
+	a = open_stream(self->dev, O_WRONLY | O_DIRECT, 3);
+	b = open_stream(self->dev, O_WRONLY | O_DIRECT, 4);
+	c = open_stream(self->dev, O_WRONLY, 0);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, write_at(a, 0, 65536, 3));
+	ASSERT_EQ(0, write_at(b, 65536, 65536, 4));
+	ASSERT_EQ(0, write_at(c, 131072, 65536, 4));
+	ASSERT_EQ(0, fsync(c));
+	close(a);
+	close(b);
+	close(c);
+
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(128, st.sectors[3]);
+	EXPECT_EQ(256, st.sectors[4]);
+	EXPECT_EQ(-1, only(&st, ids));
+	EXPECT_EQ(0, check_at(self->dev, 0, 65536, 3));
+	EXPECT_EQ(0, check_at(self->dev, 65536, 131072, 4));
+}
+
+/* Writing to stream_stats resets it; 256 streams are refused. */
+TEST_F(nullb, stats_reset_and_bounds)
+{
+	char dir[300];
+	struct stats st;
+	int fd;
+
+	fd = open_stream(self->dev, O_WRONLY | O_DIRECT, 2);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 4096, 2));
+	close(fd);
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(8, st.sectors[2]);
+	ASSERT_EQ(0, write_attr(self->dir, "stream_stats", "0"));
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(-1, only(&st, (const int []){ -1 }));
+
+	snprintf(dir, sizeof(dir), "%s.bounds", self->dir);
+	ASSERT_EQ(0, mkdir(dir, 0755));
+	EXPECT_EQ(0, write_attr(dir, "streams", "256"));
+	EXPECT_NE(0, write_attr(dir, "power", "1"));
+	EXPECT_EQ(0, write_attr(dir, "streams", "255"));
+	EXPECT_EQ(0, write_attr(dir, "power", "1"));
+	write_attr(dir, "power", "0");
+	EXPECT_EQ(0, rmdir(dir));
+}
+
+TEST_HARNESS_MAIN

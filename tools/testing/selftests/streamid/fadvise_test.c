@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * POSIX_FADV_STREAMID as user space sees it: which IDs and files it takes,
+ * which errors it gives, and that a failed call changes nothing, as
+ * /proc/self/fdinfo shows.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "streamid.h"
+
+/* The stream ID /proc/self/fdinfo shows for @fd; 0 when it shows none. */
+static int fdinfo_streamid(int fd)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "streamid:\t");
+	return p ? atoi(p + strlen("streamid:\t")) : 0;
+}
+
+FIXTURE(file) {
+	char path[64];
+	int fd;
+};
+
+FIXTURE_SETUP(file)
+{
+	snprintf(self->path, sizeof(self->path), "/tmp/fadvise_test.%d",
+		 getpid());
+	self->fd = open(self->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(file)
+{
+	close(self->fd);
+	unlink(self->path);
+}
+
+TEST_F(file, boundaries)
+{
+	static const struct {
+		long long id;
+		int err;	/* 0: the ID is set */
+	} cases[] = {
+		{ 1, 0 }, { 255, 0 }, { 256, EINVAL }, { -1, EINVAL },
+		{ (1LL << 32) + 1, EINVAL }, { 0, 0 }, { 7, 0 },
+		{ 1LL << 40, EINVAL },
+	};
+	int i, want = 0;
+
+	EXPECT_EQ(0, fdinfo_streamid(self->fd));
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		EXPECT_EQ(cases[i].err, posix_fadvise(self->fd, cases[i].id,
+						      0, POSIX_FADV_STREAMID))
+			TH_LOG("id %lld", cases[i].id);
+		if (!cases[i].err)
+			want = cases[i].id;
+		/* A failed call leaves the ID as it was. */
+		EXPECT_EQ(want, fdinfo_streamid(self->fd))
+			TH_LOG("after id %lld", cases[i].id);
+	}
+}
+
+/* len is ignored: fio passes the file size there. */
+TEST_F(file, len_ignored)
+{
+	EXPECT_EQ(0, posix_fadvise(self->fd, 3, 1 << 20, POSIX_FADV_STREAMID));
+	EXPECT_EQ(3, fdinfo_streamid(self->fd));
+	EXPECT_EQ(0, posix_fadvise(self->fd, 4, -1, POSIX_FADV_STREAMID));
+	EXPECT_EQ(4, fdinfo_streamid(self->fd));
+}
+
+/* Each open file has its own ID. */
+TEST_F(file, per_open_file)
+{
+	int fd2 = open(self->path, O_WRONLY);
+
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(0, posix_fadvise(self->fd, 10, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, posix_fadvise(fd2, 20, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(10, fdinfo_streamid(self->fd));
+	EXPECT_EQ(20, fdinfo_streamid(fd2));
+	close(fd2);
+}
+
+/* F_SETFL recomputes the file's I/O flags: the ID stays. */
+TEST_F(file, survives_setfl)
+{
+	EXPECT_EQ(0, posix_fadvise(self->fd, 42, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_APPEND));
+	EXPECT_EQ(42, fdinfo_streamid(self->fd));
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
+	EXPECT_EQ(42, fdinfo_streamid(self->fd));
+}
+
+/* A reader must not decide where a writer's data goes. */
+TEST_F(file, read_only_fd)
+{
+	int ro = open(self->path, O_RDONLY);
+
+	ASSERT_LE(0, ro);
+	EXPECT_EQ(EINVAL, posix_fadvise(ro, 5, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, fdinfo_streamid(ro));
+	close(ro);
+}
+
+TEST_F(file, o_path_fd)
+{
+	int fd = open(self->path, O_PATH);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(EBADF, posix_fadvise(fd, 5, 0, POSIX_FADV_STREAMID));
+	close(fd);
+}
+
+TEST(bad_fd)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(EBADF, posix_fadvise(fd, 5, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(EBADF, posix_fadvise(-1, 5, 0, POSIX_FADV_STREAMID));
+}
+
+TEST(pipe_fd)
+{
+	int p[2];
+
+	ASSERT_EQ(0, pipe(p));
+	EXPECT_EQ(ESPIPE, posix_fadvise(p[1], 5, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, fdinfo_streamid(p[1]));
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST(fifo_fd)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/fadvise_fifo.%d", getpid());
+	ASSERT_EQ(0, mkfifo(path, 0600));
+	fd = open(path, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(ESPIPE, posix_fadvise(fd, 5, 0, POSIX_FADV_STREAMID));
+	close(fd);
+	unlink(path);
+}
+
+/* Not a regular file or a block device: /dev/null is a character device. */
+TEST(char_device)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(EINVAL, posix_fadvise(fd, 5, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, fdinfo_streamid(fd));
+	close(fd);
+}
+
+/* Python's os.posix_fadvise() works unchanged. */
+TEST_F(file, python)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "python3 -c '%s%s%s%s' | grep -qx '%s'",
+		 "import os; fd = os.open(\"", self->path,
+		 "\", os.O_WRONLY); os.posix_fadvise(fd, 77, 0, 8); ",
+		 "print(open(\"/proc/self/fdinfo/%d\" % fd).read())",
+		 "streamid:.77");
+	EXPECT_EQ(0, system(cmd));
+}
+
+TEST_HARNESS_MAIN
