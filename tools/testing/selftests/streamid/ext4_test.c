@@ -99,4 +99,43 @@ TEST_F(ext4, data_in_file_streams)
 	}
 }
 
+/*
+ * The ID of an inode goes with it: a file made after another file with
+ * a stream was deleted starts without one, even where the kernel reuses
+ * the memory of the old inode for the new.
+ */
+TEST_F(ext4, new_file_has_no_stream)
+{
+	static const int ids[] = { 0, -1 };
+	char path[128];
+	struct stats st;
+	int i, fd;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "%s/old%d", self->mnt, i);
+		ASSERT_EQ(0, write_file(path, 0, 9));
+		ASSERT_EQ(0, unlink(path));
+	}
+	/* Let the deleted inodes go back to the allocator. */
+	sync();
+	usleep(200000);
+	ASSERT_EQ(0, write_attr(self->dir, "stream_stats", "0"));
+
+	for (i = 0; i < 64; i++) {
+		snprintf(path, sizeof(path), "%s/new%d", self->mnt, i);
+		fd = open(path, O_WRONLY | O_CREAT, 0644);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, write_at(fd, 0, 65536, 0));
+		ASSERT_EQ(0, fsync(fd));
+		close(fd);
+	}
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(-1, only(&st, ids)) TH_LOG("stream %d", only(&st, ids));
+	EXPECT_LE(64 * 128, st.sectors[0]);
+	for (i = 0; i < 64; i++) {
+		snprintf(path, sizeof(path), "%s/new%d", self->mnt, i);
+		EXPECT_EQ(0, check_at(path, 0, 65536, 0));
+	}
+}
+
 TEST_HARNESS_MAIN
