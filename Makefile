@@ -17,6 +17,10 @@ build:
 check:
 	@$(H)/check.sh
 
+# make bench: the cost of the series, patched against base (not a test).
+bench:
+	$(H)/bench.sh
+
 # make patches: the upstream-ready series in build/series/.
 patches:
 	$(H)/setup.sh
@@ -29,4 +33,4 @@ refresh:
 clean:
 	rm -rf build
 
-.PHONY: all build check patches refresh clean
+.PHONY: all bench build check patches refresh clean

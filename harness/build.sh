@@ -3,11 +3,25 @@
 # Build the kernel in $TREE out of tree in $OBJ: tinyconfig plus the
 # selftests' config fragment, with ccache.  Leaves build/bzImage and
 # build/build-id (the GNU build id of the vmlinux the image holds).
+# With --base, the pristine base instead, with the same configuration,
+# for comparisons: its tree in $WORK/base, build/bzImage-base.
+# Further arguments go to make.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 frag=$TREE/$SELFTESTS/config
 [ -f "$frag" ] || die "$frag missing: run harness/tree.sh"
+suffix=
+if [ "${1:-}" = --base ]; then
+	shift
+	suffix=-base
+	if [ ! -d "$WORK/base/.git" ] && [ ! -f "$WORK/base/.git" ]; then
+		tgit worktree prune
+		tgit worktree add -q --detach "$WORK/base" base
+	fi
+	git -C "$WORK/base" checkout -q --detach base
+	TREE=$WORK/base OBJ=$WORK/obj-base
+fi
 mkdir -p "$OBJ" "$OUT"
 export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=true
 export KBUILD_BUILD_USER=streamid KBUILD_BUILD_HOST=harness
@@ -34,6 +48,6 @@ if ! cmp -s "$frag" "$OBJ/.config.fragment"; then
 fi
 
 kmake "$@" bzImage
-cp "$OBJ/arch/x86/boot/bzImage" "$OUT/bzImage"
+cp "$OBJ/arch/x86/boot/bzImage" "$OUT/bzImage$suffix"
 readelf -n "$OBJ/vmlinux" |
-	awk '/Build ID:/ { print $3 }' > "$OUT/build-id"
+	awk '/Build ID:/ { print $3 }' > "$OUT/build-id$suffix"

@@ -43,14 +43,17 @@ void null_count_stream_write(struct nullb_device *dev, struct request *rq)
 }
 
 /*
- * "<id> <write requests> <sectors>" for each stream ID, 0 included, that
- * received writes; with @buf NULL, the length that takes.
+ * "<id> <write requests> <sectors>\n" for each stream ID, 0 included, that
+ * received writes, into @buf of @size bytes, whole lines only; with @buf
+ * NULL, the length that takes.
  */
 ssize_t null_stream_stats_read(struct nullb_device *dev, char *buf,
 			       size_t size)
 {
+	char line[48];	/* "255 <u64> <u64>\n" */
 	size_t len = 0;
 	unsigned int id;
+	int n;
 
 	if (!dev->stream_stats)
 		return 0;
@@ -61,13 +64,14 @@ ssize_t null_stream_stats_read(struct nullb_device *dev, char *buf,
 
 		if (!requests)
 			continue;
-		if (!buf)
-			len += snprintf(NULL, 0, "%u %llu %llu\n", id,
-					requests, sectors);
-		else
-			len += scnprintf(buf + len, size - len,
-					 "%u %llu %llu\n", id, requests,
-					 sectors);
+		n = snprintf(line, sizeof(line), "%u %llu %llu\n", id, requests,
+			     sectors);
+		/* Writes that arrived since the length was taken wait. */
+		if (buf && len + n > size)
+			break;
+		if (buf)
+			memcpy(buf + len, line, n);
+		len += n;
 	}
 	return len;
 }

@@ -263,8 +263,9 @@ TEST_F(nullb, two_fds)
 /* Writing to stream_stats resets it; 256 streams are refused. */
 TEST_F(nullb, stats_reset_and_bounds)
 {
-	char dir[300];
+	char dir[300], path[300], buf[64];
 	struct stats st;
+	ssize_t n;
 	int fd;
 
 	fd = open_stream(self->dev, O_WRONLY | O_DIRECT, 2);
@@ -273,6 +274,14 @@ TEST_F(nullb, stats_reset_and_bounds)
 	close(fd);
 	ASSERT_EQ(0, read_stats(self->dir, &st));
 	EXPECT_EQ(8, st.sectors[2]);
+	/* The file is text: exactly its lines, each ended by a newline. */
+	snprintf(path, sizeof(path), "%s/stream_stats", self->dir);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	ASSERT_EQ(6, n);
+	EXPECT_EQ(0, memcmp(buf, "2 1 8\n", 6));
 	ASSERT_EQ(0, write_attr(self->dir, "stream_stats", "0"));
 	ASSERT_EQ(0, read_stats(self->dir, &st));
 	EXPECT_EQ(-1, only(&st, (const int []){ -1 }));

@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Run in the guest by harness/bench.sh: 4 KiB random O_DIRECT writes with
+# fio on a null_blk device that stores nothing, RUNS times per case, each
+# printed as "result KERNEL CASE RUN NS_PER_WRITE".  Cases: "unset" (no
+# stream) and "set" (stream 1, set by the preload library SETSTREAM_SO).
+# Usage: bench-guest.sh KERNEL RUNS WRITES SETSTREAM_SO CASE...
+set -euo pipefail
+kernel=$1 runs=$2 writes=$3 so=$4
+shift 4
+
+nullb=/sys/kernel/config/nullb/bench
+mkdir "$nullb"
+echo 1024 > "$nullb/size"
+echo 0 > "$nullb/memory_backed"
+echo 0 > "$nullb/irqmode"	# complete in the submitter's context
+echo 1 > "$nullb/power"
+dev=/dev/bench
+
+job()
+{
+	fio --name=bench --filename="$dev" --rw=randwrite --bs=4k --direct=1 \
+		--ioengine=psync --size=1g --number_ios="$1" --randrepeat=1 \
+		--norandommap --output-format=json --output=/tmp/fio.json
+	python3 -c 'import json, sys
+w = json.load(open("/tmp/fio.json"))["jobs"][0]["write"]
+assert w["total_ios"] == int(sys.argv[1]), w["total_ios"]
+print("%.1f" % w["lat_ns"]["mean"])' "$1"
+}
+
+job 1000 > /dev/null	# warm up
+
+# The preload library really tags the writes: on a device with streams,
+# they all arrive in stream 1.
+if [[ " $* " == *" set "* ]]; then
+	proof=/sys/kernel/config/nullb/proof
+	mkdir "$proof"
+	echo 0 > "$proof/memory_backed"
+	echo 4 > "$proof/streams"
+	echo 1 > "$proof/power"
+	LD_PRELOAD=$so SETSTREAM_PATH=/dev/proof SETSTREAM_ID=1 \
+		fio --name=proof --filename=/dev/proof --rw=randwrite --bs=4k \
+		--direct=1 --ioengine=psync --size=64m --number_ios=100 \
+		--output=/dev/null
+	got=$(cat "$proof/stream_stats")
+	[ "$got" = "1 100 800" ] || { echo "proof: stream_stats '$got'" >&2; exit 1; }
+	echo 0 > "$proof/power"
+	rmdir "$proof"
+fi
+for run in $(seq "$runs"); do
+	for c in "$@"; do
+		case $c in
+		unset) ns=$(job "$writes") ;;
+		set) ns=$(LD_PRELOAD=$so SETSTREAM_PATH=$dev SETSTREAM_ID=1 \
+				job "$writes") ;;
+		esac
+		echo "result $kernel $c $run $ns"
+	done
+done
+echo 0 > "$nullb/power"
+rmdir "$nullb"

@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench: what the series costs on the hot path, patched against the
+# pristine base built with the same configuration, in one run.  Not a
+# test: it prints figures and passes or fails nothing.
+#
+# 4 KiB random O_DIRECT writes (fio, psync) to a null_blk device that
+# stores nothing, with no stream set and with one set.  The guests run
+# under QEMU with -icount shift=0: guest time is the count of executed
+# instructions (1 ns each), so a write's mean latency is the instructions
+# it takes, and repeats agree far better than wall time would under TCG.
+# The kernels take turns, ROUNDS boots each, RUNS fio runs per boot.
+#
+# Also the sizes of the structs the series touches, base and patched,
+# from pahole on objects built with debug information.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+rounds=${BENCH_ROUNDS:-3} runs=${BENCH_RUNS:-3} writes=${BENCH_WRITES:-20000}
+
+"$TOP/harness/setup.sh"
+"$TOP/harness/tree.sh"
+"$TOP/harness/build.sh"
+"$TOP/harness/build.sh" --base
+
+echo "== struct sizes (pahole): base -> patched"
+sizes()
+{
+	make -s -C "$1" O="$2" CC="ccache gcc" KCFLAGS=-g \
+		block/blk-mq.o fs/read_write.o
+	for s in bio request file inode kiocb; do
+		case $s in bio|request) o=block/blk-mq.o ;; *) o=fs/read_write.o ;; esac
+		pahole -C "$s" "$2/$o" | awk -v s="$s" '
+			/\/\* size:/ { sub(/,$/, "", $3); size = $3 }
+			/\/\* sum members:/ { holes = $0 }
+			END {
+				n = 0; sum = 0
+				if (match(holes, /holes: [0-9]+/))
+					n = substr(holes, RSTART + 7, RLENGTH - 7)
+				if (match(holes, /sum holes: [0-9]+/))
+					sum = substr(holes, RSTART + 11, RLENGTH - 11)
+				printf "%s %s %s %s\n", s, size, n, sum
+			}'
+	done
+}
+sizes "$WORK/base" "$WORK/obj-base" > "$OUT/bench-sizes-base"
+sizes "$TREE" "$OBJ" > "$OUT/bench-sizes"
+join "$OUT/bench-sizes-base" "$OUT/bench-sizes" | awk '
+	{ printf "  struct %-8s %4d -> %4d bytes  (holes %d/%dB -> %d/%dB)%s\n",
+		$1, $2, $5, $3, $4, $6, $7, $2 == $5 ? "" : "  GROWS" }'
+
+gcc -shared -fPIC -O2 -Wall -o "$WORK/setstream.so" \
+	"$TOP/harness/setstream.c" -ldl
+
+results=$OUT/bench-results
+: > "$results"
+vm_bench()
+{
+	"$TOP/$SELFTESTS/vm.sh" -t 1800 -c 1 -q -icount -q shift=0,sleep=off \
+		"$1" -- "$TOP/harness/bench-guest.sh" "$2" "$runs" "$writes" \
+		"$WORK/setstream.so" "${@:3}" | tee -a "$results" | grep '^result'
+}
+echo "== $writes writes per run, $runs runs per boot, $rounds boots per kernel"
+for r in $(seq "$rounds"); do
+	vm_bench "$OUT/bzImage-base" base unset
+	vm_bench "$OUT/bzImage" patched unset set
+done
+
+echo "== instructions per write (guest ns under -icount shift=0)"
+python3 - "$results" <<'PY'
+import statistics, sys
+
+runs = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f and f[0] == "result":
+        runs.setdefault((f[1], f[2]), []).append(float(f[4]))
+base = runs[("base", "unset")]
+b = statistics.mean(base)
+print("  %-22s %9s %7s  %s" % ("case", "mean", "ratio", "spread of runs"))
+for kernel, case in (("base", "unset"), ("patched", "unset"),
+                     ("patched", "set")):
+    v = runs[(kernel, case)]
+    m = statistics.mean(v)
+    print("  %-22s %9.0f %7.4f  %+.2f%% .. %+.2f%% (n=%d, sd %.2f%%)" % (
+        kernel + ", stream " + case, m, m / b,
+        100 * (min(v) / b - 1), 100 * (max(v) / b - 1), len(v),
+        100 * statistics.stdev(v) / m))
+PY
