@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The test suite ("make check"): host-side checks of the series, tests of
-# the VM runner, then the selftests in a guest running the built kernel.
+# the VM runner, the selftests in a guest running the built kernel, then
+# a build of the series after each of its patches.
 # Prints TAP; the last line is "N passed, N failed, N skipped".  Logs are
 # kept in build/check/.
 set -euo pipefail
@@ -272,5 +273,15 @@ if [ "$rc" -eq 0 ]; then
 else
 	tap fail "guest: the test run ended cleanly (vm.sh exited $rc)" "$guest"
 fi
+
+# --- Every patch builds, without new W=1 or sparse warnings (last, as it
+# --- takes longest: a cold cache rebuilds the kernel for each header).
+
+i=0
+for p in "${patches[@]}"; do
+	i=$((i + 1))
+	check "builds, no new W=1/sparse warnings: ${p##*/}" \
+		"$TOP/harness/step-build.sh" "$i" || true
+done
 
 finish

@@ -49,5 +49,9 @@ while read -r id requests sectors; do
 	printf '  %-8s %-6s %10s %10s\n' "$id" "$what" "$requests" \
 		"$((sectors / 2048))"
 done < "$nullb/stream_stats"
+echo
+echo "Each data set reached the disk in its own stream: a drive with streams"
+echo "(NVMe Streams) puts the hot log and the archive in different erase"
+echo "blocks, so that rewriting the log never makes it copy the archive."
 echo 0 > "$nullb/power"
 rmdir "$nullb"

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the series as it stands after patch N (1 = the first), so that a
+# bisection never meets a tree that does not build, and compile the C
+# files that patch changes with W=1 and sparse (C=2): a warning on a line
+# the patch adds fails.  Works in $WORK/steps and $WORK/obj-steps, apart
+# from the main build.  Usage: step-build.sh N
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+n=$1
+steps=$WORK/steps obj=$WORK/obj-steps
+commit=$(tgit rev-list --reverse base..refs/streamid/tip | sed -n "${n}p")
+[ -n "$commit" ] || die "the series has no patch $n"
+tgit log -1 --format='patch %h %s' "$commit"
+
+if [ ! -e "$steps/.git" ]; then
+	tgit worktree prune
+	tgit worktree add -q --detach "$steps" base
+fi
+git -C "$steps" checkout -q -f --detach "$commit"
+
+frag=$steps/$SELFTESTS/config
+[ -f "$frag" ] || frag=$TREE/$SELFTESTS/config
+mkdir -p "$obj"
+export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=true
+kmake()
+{
+	make -s -C "$steps" O="$obj" CC="ccache gcc" -j"$(nproc)" "$@"
+}
+if ! cmp -s "$frag" "$obj/.config.fragment"; then
+	kmake tinyconfig >/dev/null
+	"$steps/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
+		"$frag" >/dev/null
+	kmake olddefconfig >/dev/null
+	cp "$frag" "$obj/.config.fragment"
+fi
+kmake bzImage
+
+# The C files of the kernel the patch changes that this configuration
+# builds; their W=1 and sparse warnings, on the lines the patch adds.
+mapfile -t objs < <(git -C "$steps" diff --name-only --diff-filter=AM \
+	"$commit^" "$commit" -- '*.c' ':!tools/' ':!Documentation/' |
+	while read -r c; do
+		[ -f "$obj/${c%.c}.o" ] && echo "${c%.c}.o"
+	done)
+[ ${#objs[@]} -gt 0 ] || { echo "no C file of the kernel built"; exit 0; }
+echo "W=1 C=2: ${objs[*]}"
+kmake W=1 C=2 "${objs[@]}" > "$obj/warnings" 2>&1 || true
+git -C "$steps" diff -U0 "$commit^" "$commit" |
+python3 -c '
+import re, sys
+added, f = set(), None
+for line in sys.stdin:
+    m = re.match(r"\+\+\+ b/(.*)", line)
+    if m:
+        f = m.group(1)
+    m = re.match(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@", line)
+    if m and f:
+        start, count = int(m.group(1)), int(m.group(2) or 1)
+        added.update((f, i) for i in range(start, start + count))
+bad = 0
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"(\S+?):(\d+):(?:\d+:)? (?:warning|error)", line)
+    if not m:
+        continue
+    path = m.group(1)
+    for root in (sys.argv[2] + "/", "../"):
+        while path.startswith(root):
+            path = path[len(root):]
+    if (path, int(m.group(2))) in added:
+        print(line.rstrip())
+        bad += 1
+print("%d warning(s) on lines the patch adds" % bad)
+sys.exit(1 if bad else 0)
+' "$obj/warnings" "$steps"
