@@ -4,24 +4,35 @@
 # selftests' config fragment, with ccache.  Leaves build/bzImage and
 # build/build-id (the GNU build id of the vmlinux the image holds).
 # With --base, the pristine base instead, with the same configuration,
-# for comparisons: its tree in $WORK/base, build/bzImage-base.
+# for comparisons: its tree in $WORK/base, build/bzImage-base.  With
+# --at COMMIT, that commit of the series (tree $WORK/steps, objects
+# $WORK/obj-steps, build/bzImage-step).
 # Further arguments go to make.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 frag=$TREE/$SELFTESTS/config
 [ -f "$frag" ] || die "$frag missing: run harness/tree.sh"
-suffix=
-if [ "${1:-}" = --base ]; then
-	shift
-	suffix=-base
-	if [ ! -d "$WORK/base/.git" ] && [ ! -f "$WORK/base/.git" ]; then
+# worktree DIR COMMIT: a work tree of $TREE's repository at COMMIT.
+worktree()
+{
+	if [ ! -e "$1/.git" ]; then
 		tgit worktree prune
-		tgit worktree add -q --detach "$WORK/base" base
+		tgit worktree add -q --detach "$1" "$2"
 	fi
-	git -C "$WORK/base" checkout -q --detach base
-	TREE=$WORK/base OBJ=$WORK/obj-base
-fi
+	git -C "$1" checkout -q -f --detach "$2"
+}
+suffix=
+case ${1:-} in
+--base)
+	worktree "$WORK/base" base
+	TREE=$WORK/base OBJ=$WORK/obj-base suffix=-base
+	shift ;;
+--at)
+	worktree "$WORK/steps" "$2"
+	TREE=$WORK/steps OBJ=$WORK/obj-steps suffix=-step
+	shift 2 ;;
+esac
 mkdir -p "$OBJ" "$OUT"
 export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=true
 export KBUILD_BUILD_USER=streamid KBUILD_BUILD_HOST=harness

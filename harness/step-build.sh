@@ -14,28 +14,13 @@ commit=$(tgit rev-list --reverse base..refs/streamid/tip | sed -n "${n}p")
 [ -n "$commit" ] || die "the series has no patch $n"
 tgit log -1 --format='patch %h %s' "$commit"
 
-if [ ! -e "$steps/.git" ]; then
-	tgit worktree prune
-	tgit worktree add -q --detach "$steps" base
-fi
-git -C "$steps" checkout -q -f --detach "$commit"
+"$TOP/harness/build.sh" --at "$commit"
 
-frag=$steps/$SELFTESTS/config
-[ -f "$frag" ] || frag=$TREE/$SELFTESTS/config
-mkdir -p "$obj"
 export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=true
 kmake()
 {
 	make -s -C "$steps" O="$obj" CC="ccache gcc" -j"$(nproc)" "$@"
 }
-if ! cmp -s "$frag" "$obj/.config.fragment"; then
-	kmake tinyconfig >/dev/null
-	"$steps/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
-		"$frag" >/dev/null
-	kmake olddefconfig >/dev/null
-	cp "$frag" "$obj/.config.fragment"
-fi
-kmake bzImage
 
 # The C files of the kernel the patch changes that this configuration
 # builds; their W=1 and sparse warnings, on the lines the patch adds.
