@@ -37,13 +37,6 @@ static int tag(const char *path, int fd)
 	return fd;
 }
 
-static int call(const char *name, const char *path, int flags, mode_t mode)
-{
-	open_fn real = (open_fn)dlsym(RTLD_NEXT, name);
-
-	return tag(path, real(path, flags, mode));
-}
-
 static mode_t mode_of(int flags, va_list ap)
 {
 	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ?
@@ -52,22 +45,17 @@ static mode_t mode_of(int flags, va_list ap)
 
 int open(const char *path, int flags, ...)
 {
+	static open_fn real;
 	va_list ap;
 	mode_t mode;
 
 	va_start(ap, flags);
 	mode = mode_of(flags, ap);
 	va_end(ap);
-	return call("open", path, flags, mode);
+	if (!real)
+		real = (open_fn)dlsym(RTLD_NEXT, "open");
+	return tag(path, real(path, flags, mode));
 }
 
-int open64(const char *path, int flags, ...)
-{
-	va_list ap;
-	mode_t mode;
-
-	va_start(ap, flags);
-	mode = mode_of(flags, ap);
-	va_end(ap);
-	return call("open64", path, flags, mode);
-}
+/* On 64-bit, open64() is open(). */
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
