@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/nvme_ioctl.h>
 #include <linux/types.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -603,6 +605,462 @@ TEST_F_TIMEOUT(nvmet, random_directives, 600)
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
 	EXPECT_EQ(8, st.sectors[2]);
 	EXPECT_EQ(0, check_at(self->h.dev, 5 * 4096, 4096, 2));
+}
+
+/* --- The host: the NVMe driver uses the target's streams. */
+
+#define TRACING		"/sys/kernel/tracing"
+#define HOST_MSL	8
+#ifndef F_SET_RW_HINT
+#define F_SET_RW_HINT	(1024 + 12)
+#endif
+
+FIXTURE(host) {
+	struct host h;
+};
+
+/* A namespace of HOST_MSL streams over the loop transport. */
+FIXTURE_SETUP(host)
+{
+	nvmet_up(_metadata, &self->h, "loop", HOST_MSL);
+}
+
+FIXTURE_TEARDOWN(host)
+{
+	if (self->h.fd > 0)
+		close(self->h.fd);
+	nvmet_cleanup();
+	write_attr("/sys/module/nvme_core/parameters", "streams", "Y");
+	write_attr(TRACING "/events/nvme/nvme_setup_cmd", "enable", "0");
+	write_attr(TRACING "/events/nvmet/nvmet_req_init", "enable", "0");
+}
+
+static long long sysfs_num(const char *dir, const char *name)
+{
+	char path[600], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return read_file(path, buf, sizeof(buf)) > 0 ? atoll(buf) : -1;
+}
+
+/* max_streams of the host's namespace disk. */
+static long long max_streams(const char *dev)
+{
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "/sys/block/%s/queue", dev + 5);
+	return sysfs_num(dir, "max_streams");
+}
+
+/* Reset the host's controller and wait until it and its disk are back. */
+static int reset_and_wait(const char *ctrl, const char *dev, long long want)
+{
+	char dir[400], path[512], state[32];
+	int i;
+
+	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", ctrl);
+	if (write_attr(dir, "reset_controller", "1"))
+		return -1;
+	snprintf(path, sizeof(path), "%s/state", dir);
+	for (i = 0; i < 200; i++, usleep(50000))
+		if (read_file(path, state, sizeof(state)) > 0 &&
+		    !strcmp(state, "live") && max_streams(dev) == want)
+			return 0;
+	return -1;
+}
+
+/* The host enables Streams, gets every stream and says so in max_streams. */
+TEST_F(host, discovers_streams)
+{
+	struct streams_params p;
+	char path[512];
+	int sup, en;
+
+	EXPECT_EQ(HOST_MSL, max_streams(self->h.dev));
+	/* The path's disk has the same. */
+	snprintf(path, sizeof(path), "/sys/class/nvme/%s", self->h.ctrl);
+	ASSERT_EQ(0, identify_dirs(self->h.fd, 1, &sup, &en));
+	EXPECT_EQ(3, en);
+	ASSERT_EQ(0, streams_params(self->h.fd, &p));
+	EXPECT_EQ(HOST_MSL, p.nsa);
+	EXPECT_EQ(0, p.nssa);
+}
+
+/*
+ * fadvise-tagged writes to the NVMe disk, O_DIRECT from several files and
+ * buffered, arrive in their streams at the target and at the null_blk
+ * device behind it; IDs above max_streams fold to (id - 1) % 8 + 1.
+ */
+TEST_F(host, tagged_writes)
+{
+	static const struct { int id, stream; size_t len; } w[] = {
+		{ 1, 1, 65536 }, { 2, 2, 8192 }, { 3, 3, 12288 },
+		{ 0, 0, 8192 }, { 10, 2, 4096 }, { 200, 8, 4096 },
+		{ 8, 8, 16384 },
+	};
+	unsigned long long want[MAX_IDS] = { 0 };
+	struct stats target, backing;
+	off_t off = 0;
+	int i, fd;
+
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "stream_stats", "0"));
+	for (i = 0; i < ARRAY_SIZE(w); i++) {
+		fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, w[i].id);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, write_at(fd, off, w[i].len, w[i].id));
+		close(fd);
+		want[w[i].stream] += w[i].len / 512;
+		off += w[i].len;
+	}
+	/* Buffered: written back with the ID of the disk's inode. */
+	fd = open_stream(self->h.dev, O_WRONLY, 3);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 1 << 20, 65536, 3));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	want[3] += 128;
+
+	ASSERT_EQ(0, read_stats(self->h.ns, &target));
+	ASSERT_EQ(0, read_stats(self->h.nullb, &backing));
+	for (i = 0; i <= HOST_MSL; i++) {
+		EXPECT_EQ(want[i], target.sectors[i]) TH_LOG("stream %d", i);
+		EXPECT_EQ(want[i], backing.sectors[i]) TH_LOG("stream %d", i);
+	}
+	EXPECT_EQ(-1, only(&target, (const int []){ 0, 1, 2, 3, 8, -1 }));
+
+	for (off = 0, i = 0; i < ARRAY_SIZE(w); off += w[i].len, i++)
+		EXPECT_EQ(0, check_at(self->h.dev, off, w[i].len, w[i].id));
+	EXPECT_EQ(0, check_at(self->h.dev, 1 << 20, 65536, 3));
+}
+
+/*
+ * On the wire, at the host (nvme_setup_cmd) and at the target
+ * (nvmet_req_init): a tagged write has DTYPE 1 (ctrl 0x10) and its stream
+ * in DSPEC (dsmgmt >> 16); an untagged write, reads, flushes and
+ * discards carry no directive.
+ */
+TEST_F(host, on_the_wire)
+{
+	static const char *const events[] = {
+		TRACING "/events/nvme/nvme_setup_cmd",
+		TRACING "/events/nvmet/nvmet_req_init",
+	};
+	unsigned long long range[2] = { 2 << 20, 1 << 20 };
+	int i, fd, writes[2][2] = { { 0 } }, others[2] = { 0 }, bad = 0;
+	char *buf = malloc(1 << 20), *line;
+	void *data;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
+	ASSERT_EQ(0, write_attr(TRACING, "trace", ""));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, write_attr(events[i], "enable", "1"));
+
+	fd = open_stream(self->h.dev, O_RDWR | O_DIRECT, 5);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 4096, 5));
+	close(fd);
+	fd = open_stream(self->h.dev, O_RDWR | O_DIRECT, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 4096, 4096, 0));
+	ASSERT_EQ(0, posix_memalign(&data, 4096, 4096));
+	ASSERT_EQ(4096, pread(fd, data, 4096, 0));
+	free(data);
+	ASSERT_EQ(0, fsync(fd));
+	EXPECT_EQ(0, ioctl(fd, BLKDISCARD, range));
+	close(fd);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, write_attr(events[i], "enable", "0"));
+
+	ASSERT_LT(0, read_file(TRACING "/trace", buf, 1 << 20));
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		int target = !!strstr(line, "nvmet_req_init");
+		unsigned int ctrl = 0, dsmgmt = 0;
+		char *cmd = strstr(line, "cmd=(nvme_cmd_");
+		char *f = cmd ? strstr(cmd, "ctrl=0x") : NULL;
+
+		if (!cmd)
+			continue;
+		if (f)
+			sscanf(f, "ctrl=0x%x, dsmgmt=%u", &ctrl, &dsmgmt);
+		/* "nvme_cmd_write " at the host, "nvme_cmd_write," at the target */
+		if (!strncmp(cmd, "cmd=(nvme_cmd_write", 19) &&
+		    (cmd[19] == ' ' || cmd[19] == ',')) {
+			if (ctrl == 0x10 && dsmgmt >> 16 == 5)
+				writes[target][1]++;
+			else if (!(ctrl & 0xf0) && !(dsmgmt >> 16))
+				writes[target][0]++;
+			else
+				bad++;
+		} else {
+			/* read, flush, dsm: no directive */
+			others[target]++;
+			if ((ctrl & 0xf0) || (dsmgmt >> 16))
+				bad++;
+		}
+	}
+	free(buf);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(1, writes[i][1]) TH_LOG("%s", events[i]);
+		EXPECT_EQ(1, writes[i][0]) TH_LOG("%s", events[i]);
+		EXPECT_LE(2, others[i]) TH_LOG("%s", events[i]);
+	}
+	EXPECT_EQ(0, bad);
+}
+
+/*
+ * Lifetime hints (F_SET_RW_HINT, fio --write_hint) on writes without a
+ * stream ID go to the top four streams: SHORT 8, MEDIUM 7, LONG 6,
+ * EXTREME 5; a stream ID, where set, wins.
+ */
+TEST_F(host, write_hints)
+{
+	static const struct { __u64 hint; int id, stream; } w[] = {
+		{ 2, 0, 8 }, { 3, 0, 7 }, { 4, 0, 6 }, { 5, 0, 5 },
+		{ 1, 0, 0 }, { 2, 1, 1 },
+	};
+	unsigned long long want[MAX_IDS] = { 0 };
+	struct stats st;
+	char cmd[512];
+	__u64 none = 0;
+	int i, fd;
+
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	for (i = 0; i < ARRAY_SIZE(w); i++) {
+		fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, w[i].id);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, fcntl(fd, F_SET_RW_HINT, &w[i].hint));
+		ASSERT_EQ(0, write_at(fd, i * 4096, 4096, 0));
+		ASSERT_EQ(0, fcntl(fd, F_SET_RW_HINT, &none));
+		close(fd);
+		want[w[i].stream] += 8;
+	}
+	/*
+	 * fio sets the hint with F_SET_RW_HINT for buffered I/O (for
+	 * direct I/O it uses F_SET_FILE_RW_HINT, which is gone); the disk's
+	 * inode must have no stream ID, which would win.
+	 */
+	fd = open(self->h.dev, O_WRONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_STREAMID));
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "fio --name=hint --filename=%s --rw=write --bs=4k --size=64k --offset=1m --end_fsync=1 --write_hint=medium --output=/dev/null",
+		 self->h.dev);
+	ASSERT_EQ(0, system(cmd));
+	want[7] += 128;
+
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	for (i = 0; i <= HOST_MSL; i++)
+		EXPECT_EQ(want[i], st.sectors[i]) TH_LOG("stream %d", i);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 1, 5, 6, 7, 8, -1 }));
+}
+
+/*
+ * nvme_core.streams=0: after a reset the host sends no directive command
+ * and the disk has no streams; tagged writes arrive untagged.
+ */
+TEST_F(host, streams_off)
+{
+	char *buf = malloc(1 << 20);
+	struct stats st;
+	int fd;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, write_attr("/sys/module/nvme_core/parameters", "streams",
+				"N"));
+	ASSERT_EQ(0, write_attr(TRACING, "trace", ""));
+	ASSERT_EQ(0, write_attr(TRACING "/events/nvme/nvme_setup_cmd",
+				"enable", "1"));
+	ASSERT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
+	ASSERT_EQ(0, write_attr(TRACING "/events/nvme/nvme_setup_cmd",
+				"enable", "0"));
+	ASSERT_LT(0, read_file(TRACING "/trace", buf, 1 << 20));
+	EXPECT_NE(NULL, strstr(buf, "nvme_admin_identify"));
+	EXPECT_EQ(NULL, strstr(buf, "nvme_admin_directive"));
+	free(buf);
+
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 2);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 4096, 2));
+	close(fd);
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_EQ(8, st.sectors[0]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
+	EXPECT_EQ(0, check_at(self->h.dev, 0, 4096, 2));
+}
+
+/*
+ * A controller reset in the middle of tagged writing: the streams are back
+ * afterwards, no write is lost or lands in another stream, the data reads
+ * back.
+ */
+TEST_F(host, reset_while_writing)
+{
+	const int blocks = 2048;	/* 8 MiB of 4 KiB writes */
+	struct stats st;
+	int i, status;
+	pid_t child;
+
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		int fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 3);
+
+		for (i = 0; fd >= 0 && i < blocks; i++)
+			if (write_at(fd, (off_t)i * 4096, 4096, 3))
+				_exit(1);
+		_exit(fd < 0);
+	}
+	usleep(300000);
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, HOST_MSL));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_EQ(blocks * 8, st.sectors[3]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 3, -1 }));
+	EXPECT_EQ(HOST_MSL, max_streams(self->h.dev));
+	for (i = 0; i < blocks; i += 64)
+		EXPECT_EQ(0, check_at(self->h.dev, (off_t)i * 4096, 64 * 4096,
+				      3));
+}
+
+#define SECOND_HOST	"5e1f0000-0000-4000-8000-000000000002"
+
+/* How many kernel log lines contain @needle. */
+static int dmesg_count(const char *needle)
+{
+	char line[1024];
+	FILE *f = popen("dmesg", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, needle);
+	pclose(f);
+	return n;
+}
+
+/*
+ * A second host connected to the same namespace, after the first took
+ * every stream: it is granted none, says so once, and works without
+ * streams; the multipath disk over both paths offers the smaller count.
+ */
+TEST_F(host, second_host_gets_no_stream)
+{
+	struct stats st;
+	char path[512];
+	int fd, n;
+
+	ASSERT_EQ(0, system("dmesg -C"));
+	/* nvme-cli refuses a second connection: ask the kernel directly. */
+	fd = open("/dev/nvme-fabrics", O_RDWR);
+	ASSERT_LE(0, fd);
+	n = snprintf(path, sizeof(path),
+		     "transport=loop,nqn=%s,hostnqn=%s%s,hostid=%s", NQN,
+		     "nqn.2014-08.org.nvmexpress:uuid:", SECOND_HOST,
+		     SECOND_HOST);
+	ASSERT_EQ(n, write(fd, path, n));
+	close(fd);
+	/* The disk is the multipath head over both paths: it shows 0. */
+	for (n = 0; n < 100 && max_streams(self->h.dev); n++)
+		usleep(50000);
+	EXPECT_EQ(0, max_streams(self->h.dev));
+	EXPECT_EQ(1, dmesg_count("Streams not used: no stream granted"));
+
+	/* Writes still work, tagged through the path that has streams. */
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 2);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 4096, 2));
+	close(fd);
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_EQ(8, st.sectors[0] + st.sectors[2]);
+	EXPECT_EQ(0, check_at(self->h.dev, 0, 4096, 2));
+	/* The first path's own disk, nvme<subsystem>c<controller>n1, keeps its. */
+	snprintf(path, sizeof(path), "/sys/block/nvme%dc%dn1/queue",
+		 atoi(self->h.dev + strlen("/dev/nvme")),
+		 atoi(self->h.ctrl + strlen("nvme")));
+	EXPECT_EQ(HOST_MSL, sysfs_num(path, "max_streams")) TH_LOG("%s", path);
+}
+
+/*
+ * QEMU's NVMe controller has no Directives: the host sends it no
+ * directive command when it sets up the controller, its disk has no
+ * streams, and a tagged write goes out as an ordinary write.
+ */
+FIXTURE(qemu) {
+	char dev[300];
+	char ctrl[300];
+};
+
+FIXTURE_SETUP(qemu)
+{
+	const char *serial = getenv("STREAMID_NVME_SERIAL");
+	char path[600], buf[256];
+	struct dirent *d;
+	DIR *dir;
+
+	if (!serial)
+		SKIP(return, "no NVMe disk attached (STREAMID_NVME_SERIAL unset)");
+	dir = opendir("/sys/class/nvme");
+	ASSERT_NE(NULL, dir);
+	while ((d = readdir(dir))) {
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s/serial",
+			 d->d_name);
+		if (read_file(path, buf, sizeof(buf)) > 0 &&
+		    !strcmp(buf, serial))
+			snprintf(self->ctrl, sizeof(self->ctrl), "%s",
+				 d->d_name);
+	}
+	closedir(dir);
+	ASSERT_NE(0, self->ctrl[0]);
+	snprintf(path, sizeof(path), "/sys/class/nvme/%s/subsysnqn",
+		 self->ctrl);
+	ASSERT_LT(0, read_file(path, buf, sizeof(buf)));
+	ASSERT_EQ(0, find_host(buf, self->dev, sizeof(self->dev), self->ctrl,
+			       sizeof(self->ctrl)));
+}
+
+FIXTURE_TEARDOWN(qemu)
+{
+	write_attr(TRACING "/events/nvme/nvme_setup_cmd", "enable", "0");
+}
+
+TEST_F(qemu, no_directives)
+{
+	char *buf = malloc(1 << 20), *p;
+	int fd, writes = 0;
+
+	ASSERT_NE(NULL, buf);
+	EXPECT_EQ(0, max_streams(self->dev));
+	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
+	ASSERT_EQ(0, write_attr(TRACING, "trace", ""));
+	ASSERT_EQ(0, write_attr(TRACING "/events/nvme/nvme_setup_cmd",
+				"enable", "1"));
+	ASSERT_EQ(0, reset_and_wait(self->ctrl, self->dev, 0));
+	fd = open_stream(self->dev, O_WRONLY | O_DIRECT, 3);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 4096, 3));
+	close(fd);
+	ASSERT_EQ(0, write_attr(TRACING "/events/nvme/nvme_setup_cmd",
+				"enable", "0"));
+	ASSERT_LT(0, read_file(TRACING "/trace", buf, 1 << 20));
+	EXPECT_NE(NULL, strstr(buf, "nvme_admin_identify"));
+	EXPECT_EQ(NULL, strstr(buf, "nvme_admin_directive"));
+	for (p = buf; (p = strstr(p, "cmd=(nvme_cmd_write ")); p++) {
+		writes++;
+		EXPECT_NE(NULL, strstr(p, "ctrl=0x0, dsmgmt=0,"));
+	}
+	EXPECT_LE(1, writes);
+	free(buf);
+	EXPECT_EQ(0, check_at(self->dev, 0, 4096, 3));
 }
 
 TEST_HARNESS_MAIN
