@@ -88,14 +88,27 @@ void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_streams_info *si)
 {
 	struct nvme_ctrl *ctrl = ns->ctrl;
 	struct streams_directive_params p;
+	struct nvme_dir_identify_params *id;
 	union nvme_result res;
 	u32 nsid = ns->head->ns_id;
+	bool enabled;
 	u16 want;
 	int ret;
 
 	si->max_streams = 0;
 	if (!ctrl->streams)
 		return;
+	/* Not every namespace of a controller with Streams has them. */
+	id = kzalloc(sizeof(*id), GFP_KERNEL);
+	if (!id)
+		return;
+	ret = nvme_dir_recv(ctrl, nsid, NVME_DIR_IDENTIFY,
+			    NVME_DIR_RCV_ID_OP_PARAM, 0, id, sizeof(*id), NULL);
+	enabled = !ret && (id->enabled[0] & (1 << NVME_DIR_STREAMS));
+	kfree(id);
+	if (!enabled)
+		return;
+
 	ret = nvme_dir_recv(ctrl, nsid, NVME_DIR_STREAMS,
 			    NVME_DIR_RCV_ST_OP_PARAM, 0, &p, sizeof(p), NULL);
 	if (ret) {

@@ -40,6 +40,7 @@
 #define NQN		"streamid-test"
 #define NQN_DIR		NVMET "/subsystems/" NQN
 #define NS_DIR		NQN_DIR "/namespaces/1"
+#define NS2_DIR		NQN_DIR "/namespaces/2"
 #define PORT		"7"
 #define PORT_DIR	NVMET "/ports/" PORT
 #define TCP_PORT	"4427"
@@ -224,8 +225,11 @@ static void nvmet_cleanup(void)
 	rmdir(PORT_DIR);
 	write_attr(NS_DIR, "enable", "0");
 	rmdir(NS_DIR);
+	write_attr(NS2_DIR, "enable", "0");
+	rmdir(NS2_DIR);
 	rmdir(NQN_DIR);
 	nullb_remove(NULLB "/" BACKING);
+	nullb_remove(NULLB "/" BACKING "2");
 	write_attr("/sys/module/nvme_core/parameters", "streams", "Y");
 }
 
@@ -1027,6 +1031,34 @@ TEST_F(host, second_host_gets_no_stream)
 		 atoi(self->h.dev + strlen("/dev/nvme")),
 		 atoi(self->h.ctrl + strlen("nvme")));
 	EXPECT_EQ(HOST_MSL, sysfs_num(path, "max_streams")) TH_LOG("%s", path);
+}
+
+/*
+ * A second namespace, without streams, in the same subsystem: its disk
+ * has none, and the host takes that quietly.
+ */
+TEST_F(host, namespace_without_streams)
+{
+	char dir[300], dev[300], disk[300];
+	int i;
+
+	ASSERT_EQ(0, system("dmesg -C"));
+	ASSERT_EQ(0, nullb_create(BACKING "2", 16, 8, 0, dir, sizeof(dir), dev,
+				  sizeof(dev)));
+	ASSERT_EQ(0, mkdir(NS2_DIR, 0755));
+	ASSERT_EQ(0, write_attr(NS2_DIR, "device_path", dev));
+	ASSERT_EQ(0, write_attr(NS2_DIR, "enable", "1"));
+	/*
+	 * The host learns of it from a Namespace Attribute Changed event;
+	 * the disk's queue directory comes after its device node.
+	 */
+	snprintf(disk, sizeof(disk), "%.*s2", (int)strlen(self->h.dev) - 1,
+		 self->h.dev);
+	for (i = 0; i < 100 && max_streams(disk) < 0; i++)
+		usleep(50000);
+	EXPECT_EQ(0, max_streams(disk)) TH_LOG("%s", disk);
+	EXPECT_EQ(HOST_MSL, max_streams(self->h.dev));
+	EXPECT_EQ(0, dmesg_count("Streams not used"));
 }
 
 /*
