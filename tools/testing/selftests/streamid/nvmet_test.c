@@ -310,23 +310,40 @@ FIXTURE_TEARDOWN(plain)
 }
 
 /*
+ * What the controller says of Directives: the OACS bit (Identify
+ * Controller) and the effects log entries (ACS[19h] and ACS[1Ah]) of
+ * Directive Send and Receive; 0 on success.
+ */
+static int directive_support(int fd, int *oacs, __u32 *send, __u32 *recv)
+{
+	__u8 buf[4096];
+	int ret;
+
+	ret = admin(fd, 0x06, 0, buf, sizeof(buf), 1, 0, 0, NULL);
+	if (ret)
+		return ret;
+	*oacs = !!(buf[256] & 0x20);
+	ret = admin(fd, 0x02, 0xffffffff, buf, sizeof(buf),
+		    0x05 | (sizeof(buf) / 4 - 1) << 16, 0, 0, NULL);
+	memcpy(send, buf + 0x19 * 4, 4);
+	memcpy(recv, buf + 0x1a * 4, 4);
+	return ret;
+}
+
+/*
  * A subsystem whose namespaces have no streams behaves as before: no
  * Directives in OACS or the effects log, Directive commands are invalid
  * opcodes, and DTYPE in a write is ignored as it always was.
  */
 TEST_F(plain, no_directives)
 {
-	__u8 id[4096], log[4096];
 	__u32 effects_send, effects_recv;
+	int oacs, sup, en;
 	struct stats st;
-	int sup, en;
 
-	ASSERT_EQ(0, admin(self->h.fd, 0x06, 0, id, sizeof(id), 1, 0, 0, NULL));
-	EXPECT_EQ(0, id[256] & 0x20) TH_LOG("OACS %#x", id[256]);
-	ASSERT_EQ(0, admin(self->h.fd, 0x02, 0xffffffff, log, sizeof(log),
-			   0x05 | (sizeof(log) / 4 - 1) << 16, 0, 0, NULL));
-	memcpy(&effects_send, log + 0x19 * 4, 4);
-	memcpy(&effects_recv, log + 0x1a * 4, 4);
+	ASSERT_EQ(0, directive_support(self->h.fd, &oacs, &effects_send,
+				       &effects_recv));
+	EXPECT_EQ(0, oacs);
 	EXPECT_EQ(0, effects_send);
 	EXPECT_EQ(0, effects_recv);
 	EXPECT_EQ(SC_INVALID_OPCODE, identify_dirs(self->h.fd, 1, &sup, &en));
@@ -340,18 +357,13 @@ TEST_F(plain, no_directives)
 /* What Identify Controller, the effects log and the directives show. */
 TEST_F(nvmet, discovery)
 {
-	__u8 id[4096], log[4096];
 	__u32 effects_send, effects_recv;
 	struct streams_params p;
-	int sup, en;
+	int oacs, sup, en;
 
-	ASSERT_EQ(0, admin(self->h.fd, 0x06, 0, id, sizeof(id), 1, 0, 0, NULL));
-	EXPECT_EQ(0x20, id[256] & 0x20) TH_LOG("OACS %#x", id[256]);
-	/* Commands Supported and Effects log: ACS[19h], ACS[1Ah]. */
-	ASSERT_EQ(0, admin(self->h.fd, 0x02, 0xffffffff, log, sizeof(log),
-			   0x05 | (sizeof(log) / 4 - 1) << 16, 0, 0, NULL));
-	memcpy(&effects_send, log + 0x19 * 4, 4);
-	memcpy(&effects_recv, log + 0x1a * 4, 4);
+	ASSERT_EQ(0, directive_support(self->h.fd, &oacs, &effects_send,
+				       &effects_recv));
+	EXPECT_EQ(1, oacs);
 	EXPECT_EQ(1, effects_send & 1);	/* CSUPP */
 	EXPECT_EQ(1, effects_recv & 1);
 
