@@ -390,40 +390,35 @@ TEST_F(nvmet, discovery)
 	EXPECT_EQ(3, en);
 }
 
+/* Run "nvme @cmd @dev @rest" in a shell; its status. */
+static int cli(const char *cmd, const char *dev, const char *rest)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "nvme %s %s %s", cmd, dev, rest);
+	return system(line);
+}
+
 /* nvme-cli shows and changes what the target holds. */
 TEST_F(nvmet, nvme_cli)
 {
-	char cmd[512];
+	const char *dev = self->h.dev;
 
-	snprintf(cmd, sizeof(cmd),
-		 "nvme dir-receive %s -D 0 -O 1 -H | grep -q 'Stream Directive *: disabled'",
-		 self->h.dev);
-	EXPECT_EQ(0, system(cmd));
-	snprintf(cmd, sizeof(cmd), "nvme dir-send %s -D 0 -O 1 -T 1 -e 1 >/dev/null",
-		 self->h.dev);
-	ASSERT_EQ(0, system(cmd));
-	snprintf(cmd, sizeof(cmd),
-		 "nvme dir-receive %s -D 0 -O 1 -H | grep -q 'Stream Directive *: enabled'",
-		 self->h.dev);
-	EXPECT_EQ(0, system(cmd));
-	snprintf(cmd, sizeof(cmd),
-		 "nvme dir-receive %s -D 1 -O 1 -H | grep -q 'Max Streams Limit *(MSL): %d$'",
-		 self->h.dev, MSL);
-	EXPECT_EQ(0, system(cmd));
+	EXPECT_EQ(0, cli("dir-receive", dev,
+			 "-D 0 -O 1 -H | grep -q 'Stream Directive *: disabled'"));
+	ASSERT_EQ(0, cli("dir-send", dev, "-D 0 -O 1 -T 1 -e 1 >/dev/null"));
+	EXPECT_EQ(0, cli("dir-receive", dev,
+			 "-D 0 -O 1 -H | grep -q 'Stream Directive *: enabled'"));
+	EXPECT_EQ(0, cli("dir-receive", dev,
+			 "-D 1 -O 1 -H | grep -q 'Max Streams Limit *(MSL): 4$'"));
 
 	ASSERT_EQ(0, write_dir(self->h.fd, 0, DIR_STREAMS, 2, 2));
 	ASSERT_EQ(0, write_dir(self->h.fd, 1, DIR_STREAMS, 4, 4));
-	snprintf(cmd, sizeof(cmd),
-		 "nvme dir-receive %s -D 1 -O 2 -H | tr -s ' \\t' ' ' | grep -c '^ Stream Identifier .*: [24]$' | grep -qx 2",
-		 self->h.dev);
-	EXPECT_EQ(0, system(cmd));
-	snprintf(cmd, sizeof(cmd), "nvme dir-send %s -D 1 -O 1 -S 2 >/dev/null",
-		 self->h.dev);
-	ASSERT_EQ(0, system(cmd));
-	snprintf(cmd, sizeof(cmd),
-		 "nvme dir-receive %s -D 1 -O 2 -H | grep -q 'Open Stream Count *: 1$'",
-		 self->h.dev);
-	EXPECT_EQ(0, system(cmd));
+	EXPECT_EQ(0, cli("dir-receive", dev,
+			 "-D 1 -O 2 -H | grep -c 'Stream Identifier .*: [24]$' | grep -qx 2"));
+	ASSERT_EQ(0, cli("dir-send", dev, "-D 1 -O 1 -S 2 >/dev/null"));
+	EXPECT_EQ(0, cli("dir-receive", dev,
+			 "-D 1 -O 2 -H | grep -q 'Open Stream Count *: 1$'"));
 }
 
 /*
