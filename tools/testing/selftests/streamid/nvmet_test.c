@@ -285,6 +285,40 @@ static void nvmet_up(struct __test_metadata *_metadata, struct host *self,
 	ASSERT_LE(0, self->fd);
 }
 
+static long long sysfs_num(const char *dir, const char *name)
+{
+	char path[600], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return read_file(path, buf, sizeof(buf)) > 0 ? atoll(buf) : -1;
+}
+
+/* max_streams of the host's namespace disk. */
+static long long max_streams(const char *dev)
+{
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "/sys/block/%s/queue", dev + 5);
+	return sysfs_num(dir, "max_streams");
+}
+
+/* Reset the host's controller and wait until it and its disk are back. */
+static int reset_and_wait(const char *ctrl, const char *dev, long long want)
+{
+	char dir[400], path[512], state[32];
+	int i;
+
+	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", ctrl);
+	if (write_attr(dir, "reset_controller", "1"))
+		return -1;
+	snprintf(path, sizeof(path), "%s/state", dir);
+	for (i = 0; i < 200; i++, usleep(50000))
+		if (read_file(path, state, sizeof(state)) > 0 &&
+		    !strcmp(state, "live") && max_streams(dev) == want)
+			return 0;
+	return -1;
+}
+
 FIXTURE_SETUP(nvmet)
 {
 	nvmet_up(_metadata, &self->h, variant->transport, MSL, false);
@@ -548,7 +582,6 @@ TEST_F(nvmet, invalid_fields)
 /* A controller reset ends what the host had enabled and allocated. */
 TEST_F(nvmet, reset_controller)
 {
-	char dir[400], path[512];
 	struct streams_params p;
 	int sup, en, fd;
 
@@ -557,16 +590,8 @@ TEST_F(nvmet, reset_controller)
 			      NULL));
 	ASSERT_EQ(0, write_dir(self->h.fd, 0, DIR_STREAMS, 1, 1));
 
-	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", self->h.ctrl);
-	ASSERT_EQ(0, write_attr(dir, "reset_controller", "1"));
-	snprintf(path, sizeof(path), "%s/state", dir);
-	for (sup = 0; sup < 100; sup++, usleep(50000)) {
-		char state[32];
-
-		if (read_file(path, state, sizeof(state)) > 0 &&
-		    !strcmp(state, "live"))
-			break;
-	}
+	/* The host leaves the streams alone: its disk has none. */
+	ASSERT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
 	fd = open(self->h.dev, O_RDWR);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, identify_dirs(fd, 1, &sup, &en));
@@ -675,40 +700,6 @@ FIXTURE_TEARDOWN(host)
 	nvmet_cleanup();
 	write_attr(TRACING "/events/nvme/nvme_setup_cmd", "enable", "0");
 	write_attr(TRACING "/events/nvmet/nvmet_req_init", "enable", "0");
-}
-
-static long long sysfs_num(const char *dir, const char *name)
-{
-	char path[600], buf[64];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return read_file(path, buf, sizeof(buf)) > 0 ? atoll(buf) : -1;
-}
-
-/* max_streams of the host's namespace disk. */
-static long long max_streams(const char *dev)
-{
-	char dir[512];
-
-	snprintf(dir, sizeof(dir), "/sys/block/%s/queue", dev + 5);
-	return sysfs_num(dir, "max_streams");
-}
-
-/* Reset the host's controller and wait until it and its disk are back. */
-static int reset_and_wait(const char *ctrl, const char *dev, long long want)
-{
-	char dir[400], path[512], state[32];
-	int i;
-
-	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", ctrl);
-	if (write_attr(dir, "reset_controller", "1"))
-		return -1;
-	snprintf(path, sizeof(path), "%s/state", dir);
-	for (i = 0; i < 200; i++, usleep(50000))
-		if (read_file(path, state, sizeof(state)) > 0 &&
-		    !strcmp(state, "live") && max_streams(dev) == want)
-			return 0;
-	return -1;
 }
 
 /* The host enables Streams, gets every stream and says so in max_streams. */
