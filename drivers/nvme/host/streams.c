@@ -133,10 +133,15 @@ void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_streams_info *si)
 		}
 	}
 	si->max_streams = min_t(u16, si->max_streams, BLK_MAX_STREAMS);
-	/* Said, not applied: io_min and io_opt stay as they were. */
-	dev_info(ctrl->device,
-		 "nsid %u: %u streams, write size %u blocks, granularity %u\n",
-		 nsid, si->max_streams, le32_to_cpu(p.sws), le16_to_cpu(p.sgs));
+	/*
+	 * Said when the count changes, not applied: io_min and io_opt stay
+	 * as they were.
+	 */
+	if (si->max_streams != ns->disk->queue->limits.max_streams)
+		dev_info(ctrl->device,
+			 "nsid %u: %u streams, write size %u blocks, granularity %u\n",
+			 nsid, si->max_streams, le32_to_cpu(p.sws),
+			 le16_to_cpu(p.sgs));
 }
 
 /* Inside the limits update: the streams found by nvme_streams_query_ns(). */
