@@ -40,8 +40,6 @@ bool nvmet_subsys_has_streams(struct nvmet_subsys *subsys)
 
 int nvmet_streams_ns_enable(struct nvmet_ns *ns)
 {
-	atomic_set(&ns->streams_allocated, 0);
-	atomic_set(&ns->streams_open, 0);
 	if (!ns->streams)
 		return 0;
 	ns->stream_stats = kcalloc(ns->streams + 1, sizeof(*ns->stream_stats),
@@ -49,16 +47,24 @@ int nvmet_streams_ns_enable(struct nvmet_ns *ns)
 	return ns->stream_stats ? 0 : -ENOMEM;
 }
 
-/* Give back what @state holds of @ns; with @close, its open streams too. */
-static void nvmet_streams_release(struct nvmet_ns *ns,
-				  struct nvmet_streams_state *state, bool close)
+/*
+ * The streams all controllers hold of @ns: allocated (what the subsystem
+ * no longer has available) and open.  Called with the subsystem lock held.
+ */
+static void nvmet_streams_held(struct nvmet_ns *ns, unsigned int *allocated,
+			       unsigned int *open)
 {
-	atomic_sub(state->allocated, &ns->streams_allocated);
-	state->allocated = 0;
-	if (close) {
-		atomic_sub(bitmap_weight(state->open, NVMET_MAX_STREAMS + 1),
-			   &ns->streams_open);
-		bitmap_zero(state->open, NVMET_MAX_STREAMS + 1);
+	struct nvmet_streams_state *state;
+	struct nvmet_ctrl *ctrl;
+
+	*allocated = 0;
+	*open = 0;
+	list_for_each_entry(ctrl, &ns->subsys->ctrls, subsys_entry) {
+		state = xa_load(&ctrl->streams, ns->nsid);
+		if (!state)
+			continue;
+		*allocated += state->allocated;
+		*open += bitmap_weight(state->open, NVMET_MAX_STREAMS + 1);
 	}
 }
 
@@ -76,21 +82,18 @@ void nvmet_streams_ns_disable(struct nvmet_ns *ns)
 	ns->stream_stats = NULL;
 }
 
+/*
+ * The controller is off the subsystem's list: what it held no longer
+ * counts, and no namespace can reach its state.
+ */
 void nvmet_streams_ctrl_free(struct nvmet_ctrl *ctrl)
 {
 	struct nvmet_streams_state *state;
-	struct nvmet_ns *ns;
 	unsigned long nsid;
 
-	mutex_lock(&ctrl->subsys->lock);
-	xa_for_each(&ctrl->streams, nsid, state) {
-		ns = xa_load(&ctrl->subsys->namespaces, nsid);
-		if (ns)
-			nvmet_streams_release(ns, state, true);
+	xa_for_each(&ctrl->streams, nsid, state)
 		kfree(state);
-	}
 	xa_destroy(&ctrl->streams);
-	mutex_unlock(&ctrl->subsys->lock);
 }
 
 static void nvmet_stream_count(struct nvmet_ns *ns, u16 stream, u32 sectors)
@@ -135,8 +138,8 @@ u16 nvmet_streams_parse_io_cmd(struct nvmet_req *req)
 						  dsmgmt);
 			return NVME_SC_INVALID_FIELD | NVME_STATUS_DNR;
 		}
-		if (dspec && !test_and_set_bit(dspec, state->open))
-			atomic_inc(&ns->streams_open);
+		if (dspec)
+			set_bit(dspec, state->open);
 	}
 	nvmet_stream_count(ns, dspec, nvmet_rw_data_len(req) >> SECTOR_SHIFT);
 	return NVME_SC_SUCCESS;
@@ -220,8 +223,10 @@ static u16 nvmet_streams_enable(struct nvmet_req *req, struct nvmet_ns *ns,
 	state = nvmet_streams_state(req, ns);
 	if (!state)
 		return NVME_SC_INTERNAL;
-	if (!enable)
-		nvmet_streams_release(ns, state, true);
+	if (!enable) {
+		state->allocated = 0;
+		bitmap_zero(state->open, NVMET_MAX_STREAMS + 1);
+	}
 	WRITE_ONCE(state->enabled, enable);
 	return NVME_SC_SUCCESS;
 }
@@ -282,11 +287,10 @@ static u16 nvmet_dir_streams_send(struct nvmet_req *req)
 			status = nvmet_dir_invalid(req, DIR_LOC(dspec));
 			break;
 		}
-		if (test_and_clear_bit(id, state->open))
-			atomic_dec(&ns->streams_open);
+		clear_bit(id, state->open);
 		break;
 	case NVME_DIR_SND_ST_OP_REL_RSC:
-		nvmet_streams_release(ns, state, false);
+		state->allocated = 0;
 		break;
 	default:
 		status = nvmet_dir_invalid(req, DIR_LOC(doper));
@@ -379,19 +383,19 @@ static u16 nvmet_dir_streams_recv(struct nvmet_req *req)
 	struct nvmet_ns *ns = req->ns;
 	struct nvmet_streams_state *state;
 	struct streams_directive_params params = { };
-	__le16 *open = NULL;
+	unsigned int id, n = 0, allocated, opened;
 	u16 status = NVME_SC_SUCCESS;
-	unsigned int id, n = 0;
-	u16 want, avail;
+	__le16 *open = NULL;
+	u16 want;
 
 	mutex_lock(&ns->subsys->lock);
 	state = xa_load(&req->sq->ctrl->streams, ns->nsid);
+	nvmet_streams_held(ns, &allocated, &opened);
 	switch (cmd->doper) {
 	case NVME_DIR_RCV_ST_OP_PARAM:
 		params.msl = cpu_to_le16(ns->streams);
-		params.nssa = cpu_to_le16(ns->streams -
-					  atomic_read(&ns->streams_allocated));
-		params.nsso = cpu_to_le16(atomic_read(&ns->streams_open));
+		params.nssa = cpu_to_le16(ns->streams - allocated);
+		params.nsso = cpu_to_le16(opened);
 		params.sws = cpu_to_le32(max(1U, NVMET_STREAM_WRITE_SIZE >>
 					     ns->blksize_shift));
 		params.sgs = cpu_to_le16(NVMET_STREAM_GRANULARITY);
@@ -426,14 +430,12 @@ static u16 nvmet_dir_streams_recv(struct nvmet_req *req)
 			status = nvmet_dir_invalid(req, DIR_LOC(endir));
 			goto out;
 		}
-		avail = ns->streams - atomic_read(&ns->streams_allocated);
-		want = min(want, avail);
+		want = min_t(unsigned int, want, ns->streams - allocated);
 		if (!want) {
 			status = NVME_SC_STREAM_ALLOC_FAILED | NVME_STATUS_DNR;
 			goto out;
 		}
 		state->allocated += want;
-		atomic_add(want, &ns->streams_allocated);
 		req->cqe->result.u32 = cpu_to_le32(want);
 		break;
 	default:
