@@ -26,8 +26,7 @@ rounds=${BENCH_ROUNDS:-3} runs=${BENCH_RUNS:-3} writes=${BENCH_WRITES:-20000}
 echo "== struct sizes (pahole): base -> patched"
 sizes()
 {
-	make -s -C "$1" O="$2" CC="ccache gcc" KCFLAGS=-g \
-		block/blk-mq.o fs/read_write.o
+	kmake "$1" "$2" KCFLAGS=-g block/blk-mq.o fs/read_write.o
 	for s in bio request file inode kiocb; do
 		case $s in bio|request) o=block/blk-mq.o ;; *) o=fs/read_write.o ;; esac
 		pahole -C "$s" "$2/$o" | awk -v s="$s" '

@@ -34,19 +34,14 @@ case ${1:-} in
 	shift 2 ;;
 esac
 mkdir -p "$OBJ" "$OUT"
-export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=true
 export KBUILD_BUILD_USER=streamid KBUILD_BUILD_HOST=harness
-kmake()
-{
-	make -s -C "$TREE" O="$OBJ" CC="ccache gcc" -j"$(nproc)" "$@"
-}
 
 # Regenerate .config only when the fragment changed.
 if ! cmp -s "$frag" "$OBJ/.config.fragment"; then
-	kmake tinyconfig >/dev/null
+	kmake "$TREE" "$OBJ" tinyconfig >/dev/null
 	"$TREE/scripts/kconfig/merge_config.sh" -m -O "$OBJ" "$OBJ/.config" \
 		"$frag" >/dev/null
-	kmake olddefconfig >/dev/null
+	kmake "$TREE" "$OBJ" olddefconfig >/dev/null
 	# merge_config only warns: an option the fragment asks for and
 	# Kconfig dropped is an error here.
 	while IFS= read -r line; do
@@ -58,7 +53,7 @@ if ! cmp -s "$frag" "$OBJ/.config.fragment"; then
 	cp "$frag" "$OBJ/.config.fragment"
 fi
 
-kmake "$@" bzImage
+kmake "$TREE" "$OBJ" "$@" bzImage
 cp "$OBJ/arch/x86/boot/bzImage" "$OUT/bzImage$suffix"
 readelf -n "$OBJ/vmlinux" |
 	awk '/Build ID:/ { print $3 }' > "$OUT/build-id$suffix"

@@ -10,6 +10,8 @@ OBJ=$WORK/obj
 OUT=$TOP/build
 SELFTESTS=tools/testing/selftests/streamid
 export CCACHE_DIR=${CCACHE_DIR:-$WORK/ccache}
+# Paths relative to $WORK, so that trees in other work dirs share the cache.
+export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=true
 
 # The pinned base: package name and version (series/base).
 read -r BASE_PKG BASE_VERSION < "$TOP/series/base"
@@ -33,3 +35,12 @@ tgit()
 		-c user.email=streamid@kernel.invalid -c core.abbrev=12 "$@"
 }
 
+# kmake TREE OBJ ARGS...: make in the kernel tree TREE, out of tree in
+# OBJ, with ccache, on every core.
+kmake()
+{
+	local tree=$1 obj=$2
+
+	shift 2
+	make -s -C "$tree" O="$obj" CC="ccache gcc" -j"$(nproc)" "$@"
+}

@@ -16,12 +16,6 @@ tgit log -1 --format='patch %h %s' "$commit"
 
 "$TOP/harness/build.sh" --at "$commit"
 
-export CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=true
-kmake()
-{
-	make -s -C "$steps" O="$obj" CC="ccache gcc" -j"$(nproc)" "$@"
-}
-
 # The C files of the kernel the patch changes that this configuration
 # builds; their W=1 and sparse warnings, on the lines the patch adds.
 mapfile -t objs < <(git -C "$steps" diff --name-only --diff-filter=AM \
@@ -31,7 +25,7 @@ mapfile -t objs < <(git -C "$steps" diff --name-only --diff-filter=AM \
 	done)
 [ ${#objs[@]} -gt 0 ] || { echo "no C file of the kernel built"; exit 0; }
 echo "W=1 C=2: ${objs[*]}"
-kmake W=1 C=2 "${objs[@]}" > "$obj/warnings" 2>&1 || true
+kmake "$steps" "$obj" W=1 C=2 "${objs[@]}" > "$obj/warnings" 2>&1 || true
 git -C "$steps" diff -U0 "$commit^" "$commit" |
 python3 -c '
 import re, sys
