@@ -34,13 +34,34 @@ static int nvme_dir_recv(struct nvme_ctrl *ctrl, u32 nsid, u8 dtype, u8 doper,
 }
 
 /*
+ * Whether the Identify directive of @nsid has Streams supported (@what 0)
+ * or enabled (@what 1): bit 1 of the first byte of that bitmap in its
+ * Return Parameters.  0 or 1, or the error of the command.
+ */
+static int nvme_dir_streams_bit(struct nvme_ctrl *ctrl, u32 nsid, int what)
+{
+	struct nvme_dir_identify_params *id;
+	int ret;
+
+	id = kzalloc(sizeof(*id), GFP_KERNEL);
+	if (!id)
+		return -ENOMEM;
+	ret = nvme_dir_recv(ctrl, nsid, NVME_DIR_IDENTIFY,
+			    NVME_DIR_RCV_ID_OP_PARAM, 0, id, sizeof(*id), NULL);
+	if (!ret)
+		ret = !!((what ? id->enabled : id->supported)[0] &
+			 (1 << NVME_DIR_STREAMS));
+	kfree(id);
+	return ret;
+}
+
+/*
  * Called when the controller is (re)initialized: enable Streams for all
  * namespaces if the controller has it.  Streams state does not survive a
  * controller reset, so this runs again after each.
  */
 void nvme_streams_init_ctrl(struct nvme_ctrl *ctrl)
 {
-	struct nvme_dir_identify_params *id;
 	struct nvme_command c = { };
 	int ret;
 
@@ -48,19 +69,13 @@ void nvme_streams_init_ctrl(struct nvme_ctrl *ctrl)
 	if (!streams || !(ctrl->oacs & NVME_CTRL_OACS_DIRECTIVES))
 		return;
 
-	id = kzalloc(sizeof(*id), GFP_KERNEL);
-	if (!id)
-		return;
-	ret = nvme_dir_recv(ctrl, NVME_NSID_ALL, NVME_DIR_IDENTIFY,
-			    NVME_DIR_RCV_ID_OP_PARAM, 0, id, sizeof(*id), NULL);
-	if (ret) {
+	ret = nvme_dir_streams_bit(ctrl, NVME_NSID_ALL, 0);
+	if (ret < 0)
 		dev_info(ctrl->device,
 			 "Streams not used: Identify directive failed (%d)\n",
 			 ret);
-		goto out;
-	}
-	if (!(id->supported[0] & (1 << NVME_DIR_STREAMS)))
-		goto out;
+	if (ret <= 0)
+		return;
 
 	c.directive.opcode = nvme_admin_directive_send;
 	c.directive.nsid = cpu_to_le32(NVME_NSID_ALL);
@@ -72,11 +87,9 @@ void nvme_streams_init_ctrl(struct nvme_ctrl *ctrl)
 	if (ret) {
 		dev_info(ctrl->device,
 			 "Streams not used: enabling them failed (%d)\n", ret);
-		goto out;
+		return;
 	}
 	ctrl->streams = true;
-out:
-	kfree(id);
 }
 
 /*
@@ -88,25 +101,14 @@ void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_streams_info *si)
 {
 	struct nvme_ctrl *ctrl = ns->ctrl;
 	struct streams_directive_params p;
-	struct nvme_dir_identify_params *id;
 	union nvme_result res;
 	u32 nsid = ns->head->ns_id;
-	bool enabled;
 	u16 want;
 	int ret;
 
 	si->max_streams = 0;
-	if (!ctrl->streams)
-		return;
 	/* Not every namespace of a controller with Streams has them. */
-	id = kzalloc(sizeof(*id), GFP_KERNEL);
-	if (!id)
-		return;
-	ret = nvme_dir_recv(ctrl, nsid, NVME_DIR_IDENTIFY,
-			    NVME_DIR_RCV_ID_OP_PARAM, 0, id, sizeof(*id), NULL);
-	enabled = !ret && (id->enabled[0] & (1 << NVME_DIR_STREAMS));
-	kfree(id);
-	if (!enabled)
+	if (!ctrl->streams || nvme_dir_streams_bit(ctrl, nsid, 1) <= 0)
 		return;
 
 	ret = nvme_dir_recv(ctrl, nsid, NVME_DIR_STREAMS,
