@@ -7,11 +7,12 @@
 # for comparisons: its tree in $WORK/base, build/bzImage-base.  With
 # --at COMMIT, that commit of the series (tree $WORK/steps, objects
 # $WORK/obj-steps, build/bzImage-step).
-# Further arguments go to make.
+# STREAMID_CONFIG names another config fragment.  Further arguments go
+# to make.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-frag=$TREE/$SELFTESTS/config
+frag=${STREAMID_CONFIG:-$TREE/$SELFTESTS/config}
 [ -f "$frag" ] || die "$frag missing: run harness/tree.sh"
 # worktree DIR COMMIT: a work tree of $TREE's repository at COMMIT.
 worktree()

@@ -236,7 +236,7 @@ STREAMID_BUILD_ID=$(cat "$OUT/build-id")
 STREAMID_KERNEL_RELEASE=$(cat "$OBJ/include/config/kernel.release")
 guest=$LOGS/guest.log
 rc=0
-vm -t 900 -n 256 -k "$WORK" -o "$LOGS/vm" -- \
+vm -t 1800 -n 256 -k "$WORK" -o "$LOGS/vm" -- \
 	"$TOP/harness/guest-tests.sh" "$WORK/selftests" "$TREE" > "$guest" 2>&1 ||
 	rc=$?
 prog= plan=0 seen=0 bad=0

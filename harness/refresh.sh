@@ -27,6 +27,8 @@ while read -r f; do
 			"run 'make build' to take it into the tree first"
 done < <(tgit diff --name-only --diff-filter=A base HEAD)
 
+# What the series added so far: a file it no longer adds goes too.
+mapfile -t before < <(sed -n 's/^Adds: //p' "$TOP"/series/[0-9]*.patch 2>/dev/null)
 rm -f "$TOP"/series/[0-9]*.patch
 n=0
 for c in "${commits[@]}"; do
@@ -54,6 +56,10 @@ while read -r mode _ _ f; do
 	if [ "$mode" = 100755 ]; then chmod +x "$TOP/$f"; else chmod -x "$TOP/$f"; fi
 done < <(tgit diff --no-renames --diff-filter=A --raw base HEAD |
 	awk '{ sub(/^:/, ""); print $2, $3, $4, $6 }')
+
+for f in "${before[@]}"; do
+	tgit cat-file -e "HEAD:$f" 2>/dev/null || rm -f "$TOP/$f"
+done
 
 # The repository now holds HEAD: the next tree.sh may move on from it.
 tgit update-ref refs/streamid/checkout HEAD

@@ -152,3 +152,22 @@ void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
 {
 	lim->max_streams = si->max_streams;
 }
+
+/*
+ * The streams a multipath head offers: the fewest of its paths'.  Worked
+ * out afresh at each update, as stacking onto the head's own limit could
+ * only ever lower it, and a path's count grows again after a reset.
+ */
+u16 nvme_streams_head_max(struct nvme_ns_head *head)
+{
+	unsigned short max = BLK_MAX_STREAMS;
+	struct nvme_ns *ns;
+	int srcu_idx;
+
+	srcu_idx = srcu_read_lock(&head->srcu);
+	list_for_each_entry_srcu(ns, &head->list, siblings,
+				 srcu_read_lock_held(&head->srcu))
+		max = min(max, ns->disk->queue->limits.max_streams);
+	srcu_read_unlock(&head->srcu, srcu_idx);
+	return max;
+}

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
-#include "streamid.h"
+#include "fs.h"
 
 #define NVMET		"/sys/kernel/config/nvmet"
 #define NQN		"streamid-test"
@@ -234,12 +234,13 @@ static void nvmet_cleanup(void)
 }
 
 /*
- * The subsystem NQN with namespace 1 on a null_blk device, @streams
- * streams, on a port of @transport; the host connected to it, using the
+ * The subsystem NQN with namespace 1 on a null_blk device of @mib MiB,
+ * @streams streams, on a port of @transport; the host connected to it, using the
  * streams itself if @host_streams, else leaving them to the test.
  */
 static void nvmet_up(struct __test_metadata *_metadata, struct host *self,
-		     const char *transport, int streams, bool host_streams)
+		     const char *transport, int streams, bool host_streams,
+		     int mib)
 {
 	char path[300], buf[64];
 
@@ -248,7 +249,7 @@ static void nvmet_up(struct __test_metadata *_metadata, struct host *self,
 	if (system("command -v nvme >/dev/null"))
 		SKIP(return, "no nvme-cli");
 	nvmet_cleanup();
-	ASSERT_EQ(0, nullb_create(BACKING, 64, 8, 0, self->nullb,
+	ASSERT_EQ(0, nullb_create(BACKING, mib, 8, 0, self->nullb,
 				  sizeof(self->nullb), path, sizeof(path)));
 
 	ASSERT_EQ(0, mkdir(NQN_DIR, 0755));
@@ -321,7 +322,7 @@ static int reset_and_wait(const char *ctrl, const char *dev, long long want)
 
 FIXTURE_SETUP(nvmet)
 {
-	nvmet_up(_metadata, &self->h, variant->transport, MSL, false);
+	nvmet_up(_metadata, &self->h, variant->transport, MSL, false, 64);
 }
 
 FIXTURE_TEARDOWN(nvmet)
@@ -333,7 +334,7 @@ FIXTURE_TEARDOWN(nvmet)
 
 FIXTURE_SETUP(plain)
 {
-	nvmet_up(_metadata, &self->h, "loop", 0, true);
+	nvmet_up(_metadata, &self->h, "loop", 0, true, 64);
 }
 
 FIXTURE_TEARDOWN(plain)
@@ -660,6 +661,8 @@ TEST_F_TIMEOUT(nvmet, random_directives, 600)
 /* --- The host: the NVMe driver uses the target's streams. */
 
 #define TRACING		"/sys/kernel/tracing"
+#define SETUP_CMD	TRACING "/events/nvme/nvme_setup_cmd"
+#define COMPLETE_RQ	TRACING "/events/nvme/nvme_complete_rq"
 #define HOST_MSL	8
 #ifndef F_SET_RW_HINT
 #define F_SET_RW_HINT	(1024 + 12)
@@ -690,7 +693,7 @@ FIXTURE_VARIANT_ADD(host, tcp) { .transport = "tcp" };
 /* A namespace of HOST_MSL streams. */
 FIXTURE_SETUP(host)
 {
-	nvmet_up(_metadata, &self->h, variant->transport, HOST_MSL, true);
+	nvmet_up(_metadata, &self->h, variant->transport, HOST_MSL, true, 64);
 }
 
 FIXTURE_TEARDOWN(host)
@@ -1032,6 +1035,104 @@ TEST_F(host, second_host_gets_no_stream)
 }
 
 /*
+ * Which completion, counted from 1, of the commands that the controller's
+ * own fault injection sees (those of no disk: admin and connect commands)
+ * answers the Enable directive of a reset.  Keep-alives, which can come
+ * before the reset stops them, are not counted.  0 if there was none.
+ */
+static int enable_completion(const char *ctrl, const char *dev)
+{
+	char *buf = malloc(1 << 20), *line, name[64];
+	int n = 0, found = 0, enable_cid = -1, ka_cid = -1;
+	unsigned int id, qid, cid;
+
+	if (!buf || trace_clear() || write_attr(SETUP_CMD, "enable", "1") ||
+	    write_attr(COMPLETE_RQ, "enable", "1"))
+		goto out;
+	if (reset_and_wait(ctrl, dev, HOST_MSL))
+		goto out;
+	write_attr(SETUP_CMD, "enable", "0");
+	write_attr(COMPLETE_RQ, "enable", "0");
+	if (read_file(TRACING "/trace", buf, 1 << 20) <= 0)
+		goto out;
+	for (line = strtok(buf, "\n"); line && !found;
+	     line = strtok(NULL, "\n")) {
+		char *setup = strstr(line, "nvme_setup_cmd: ");
+		char *done = strstr(line, "nvme_complete_rq: ");
+		char *p = setup ? setup + 16 : done ? done + 18 : NULL;
+
+		/* Commands of a disk have "disk=nvme0n1, " before the qid. */
+		if (!p || sscanf(p, "nvme%u: qid=%u, cmdid=%u", &id, &qid,
+				 &cid) != 3)
+			continue;
+		if (setup) {
+			p = strstr(p, "cmd=(");
+			if (qid || !p || sscanf(p, "cmd=(%63s", name) != 1)
+				continue;
+			if (!strcmp(name, "nvme_admin_directive_send"))
+				enable_cid = cid;
+			else if (!strcmp(name, "nvme_admin_keep_alive"))
+				ka_cid = cid;
+		} else if (!qid && (int)cid == ka_cid) {
+			ka_cid = -1;
+		} else {
+			n++;
+			found = !qid && (int)cid == enable_cid;
+		}
+	}
+out:
+	write_attr(SETUP_CMD, "enable", "0");
+	write_attr(COMPLETE_RQ, "enable", "0");
+	free(buf);
+	return found ? n : 0;
+}
+
+/*
+ * The controller fails the Enable directive of a reset (the host's fault
+ * injection turns its completion into Invalid Field): the host says so
+ * once, the disk has no streams, tagged writes go out without a
+ * directive, and the next reset brings the streams back.
+ */
+TEST_F(host, enable_fails)
+{
+	char fi[400], space[16];
+	struct stats st;
+	int k, fd;
+
+	snprintf(fi, sizeof(fi), "/sys/kernel/debug/%s/fault_inject",
+		 self->h.ctrl);
+	if (access(fi, F_OK))
+		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	k = enable_completion(self->h.ctrl, self->h.dev);
+	ASSERT_LT(0, k);
+	TH_LOG("Enable is completion %d of a reset", k);
+
+	ASSERT_EQ(0, system("dmesg -C"));
+	snprintf(space, sizeof(space), "%d", k);
+	ASSERT_EQ(0, write_attr(fi, "space", space));
+	ASSERT_EQ(0, write_attr(fi, "times", "1"));
+	ASSERT_EQ(0, write_attr(fi, "status", "0x2"));
+	ASSERT_EQ(0, write_attr(fi, "probability", "100"));
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
+	EXPECT_EQ(0, write_attr(fi, "probability", "0"));
+	EXPECT_EQ(1, dmesg_count("Streams not used"));
+	EXPECT_EQ(1, dmesg_count("Streams not used: enabling them failed"));
+	EXPECT_EQ(0, max_streams(self->h.dev));
+
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 2);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 4096, 2));
+	close(fd);
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_EQ(8, st.sectors[0]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
+	EXPECT_EQ(0, check_at(self->h.dev, 0, 4096, 2));
+
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, HOST_MSL));
+}
+
+/*
  * A second namespace, without streams, in the same subsystem: its disk
  * has none, and the host takes that quietly.
  */
@@ -1064,6 +1165,135 @@ TEST_F(host, namespace_without_streams)
  * directive command when it sets up the controller, its disk has no
  * streams, and a tagged write goes out as an ordinary write.
  */
+/*
+ * The file systems through the target: files with their own IDs written
+ * at once land, all of each file's data, in their streams at the target;
+ * on the wire the host's write commands carry those streams for exactly
+ * as many blocks, and nothing of a file goes to another stream.
+ */
+#define FS_FILES	3
+#define FS_MIB		4
+
+FIXTURE(fs) {
+	struct host h;
+	struct fs_dirty dirty;
+	char mnt[64];
+};
+
+FIXTURE_VARIANT(fs) {
+	const struct fs_type *fs;
+	enum fs_flush flush;
+};
+
+FIXTURE_VARIANT_ADD(fs, ext4_fsync) { &fs_ext4, FLUSH_FSYNC };
+FIXTURE_VARIANT_ADD(fs, ext4_sync) { &fs_ext4, FLUSH_SYNC };
+FIXTURE_VARIANT_ADD(fs, ext4_background) { &fs_ext4, FLUSH_BACKGROUND };
+FIXTURE_VARIANT_ADD(fs, ext4_direct) { &fs_ext4, FLUSH_DIRECT };
+FIXTURE_VARIANT_ADD(fs, xfs_fsync) { &fs_xfs, FLUSH_FSYNC };
+FIXTURE_VARIANT_ADD(fs, xfs_sync) { &fs_xfs, FLUSH_SYNC };
+FIXTURE_VARIANT_ADD(fs, xfs_background) { &fs_xfs, FLUSH_BACKGROUND };
+FIXTURE_VARIANT_ADD(fs, xfs_direct) { &fs_xfs, FLUSH_DIRECT };
+FIXTURE_VARIANT_ADD(fs, btrfs_fsync) { &fs_btrfs, FLUSH_FSYNC };
+FIXTURE_VARIANT_ADD(fs, btrfs_sync) { &fs_btrfs, FLUSH_SYNC };
+FIXTURE_VARIANT_ADD(fs, btrfs_background) { &fs_btrfs, FLUSH_BACKGROUND };
+FIXTURE_VARIANT_ADD(fs, btrfs_direct) { &fs_btrfs, FLUSH_DIRECT };
+
+FIXTURE_SETUP(fs)
+{
+	nvmet_up(_metadata, &self->h, "loop", HOST_MSL, true, 512);
+	close(self->h.fd);
+	self->h.fd = -1;
+	ASSERT_EQ(HOST_MSL, max_streams(self->h.dev));
+	ASSERT_EQ(0, run(variant->fs->mkfs, self->h.dev));
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/nvmet_fs.%d", getpid());
+	ASSERT_EQ(0, mkdir(self->mnt, 0755));
+	ASSERT_EQ(0, fs_mount(variant->fs, self->h.dev, self->mnt, NULL));
+	ASSERT_EQ(0, fs_dirty_save(&self->dirty));
+	sync();
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "4096"));
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+}
+
+FIXTURE_TEARDOWN(fs)
+{
+	write_attr(SETUP_CMD, "enable", "0");
+	EXPECT_EQ(0, fs_dirty_restore(&self->dirty));
+	if (self->mnt[0]) {
+		umount(self->mnt);
+		rmdir(self->mnt);
+	}
+	nvmet_cleanup();
+}
+
+/*
+ * Sum the blocks of the host's write commands in the trace by stream
+ * (DTYPE 1 in ctrl, DSPEC in the top of dsmgmt; 0 for none) into @blocks.
+ * -1 if a write carries another directive type or the trace lost events.
+ */
+static int wire_blocks(unsigned long long *blocks)
+{
+	char *buf = malloc(4 << 20), *line, *p;
+	unsigned int ctrl, dsmgmt, len;
+	int ret = 0;
+
+	if (!buf || read_file(TRACING "/trace", buf, 4 << 20) <= 0) {
+		free(buf);
+		return -1;
+	}
+	if (strstr(buf, "LOST"))
+		ret = -1;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		p = strstr(line, "cmd=(nvme_cmd_write ");
+		if (!p || !strstr(line, "disk=") ||
+		    sscanf(p, "cmd=(nvme_cmd_write slba=%*u, len=%u, ctrl=0x%x, dsmgmt=%u",
+			   &len, &ctrl, &dsmgmt) != 3)
+			continue;
+		if ((ctrl & 0xf0) == 0x10)
+			blocks[dsmgmt >> 16 & 0xff] += len + 1;
+		else if (!(ctrl & 0xf0))
+			blocks[0] += len + 1;
+		else
+			ret = -1;
+	}
+	free(buf);
+	return ret;
+}
+
+TEST_F(fs, files_in_streams)
+{
+	static const int ids[FS_FILES] = { 2, 3, 4 };
+	unsigned long long wire[MAX_IDS] = { 0 };
+	const unsigned long long sectors = FS_MIB * 2048ULL;
+	struct stats st;
+	int i;
+
+	ASSERT_EQ(0, fs_write_files(self->mnt, ids, FS_FILES, FS_MIB,
+				    variant->flush));
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	ASSERT_EQ(0, wire_blocks(wire));
+	for (i = 0; i < FS_FILES; i++) {
+		TH_LOG("%s stream %d: target %llu, wire %llu of %llu sectors (%.1f %%)",
+		       variant->fs->name, ids[i], st.sectors[ids[i]],
+		       wire[ids[i]], sectors,
+		       100.0 * st.sectors[ids[i]] / sectors);
+		EXPECT_EQ(sectors, st.sectors[ids[i]]);
+		EXPECT_EQ(sectors, wire[ids[i]]);
+	}
+	TH_LOG("%s stream 0 (metadata, journal): target %llu, wire %llu",
+	       variant->fs->name, st.sectors[0], wire[0]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 2, 3, 4, -1 }));
+	for (i = 5; i < MAX_IDS; i++)
+		EXPECT_EQ(0, wire[i]) TH_LOG("stream %d on the wire", i);
+
+	ASSERT_EQ(0, umount(self->mnt));
+	EXPECT_EQ(0, run(variant->fs->fsck, self->h.dev));
+	ASSERT_EQ(0, fs_mount(variant->fs, self->h.dev, self->mnt, NULL));
+	EXPECT_EQ(0, fs_check_files(self->mnt, ids, FS_FILES, FS_MIB));
+}
+
 FIXTURE(qemu) {
 	char dev[300];
 	char ctrl[300];

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ext4, xfs and btrfs on null_blk devices with streams: files with
+ * different stream IDs, written at the same time, buffered (then fsync,
+ * sync, or left to background writeback) and with O_DIRECT, land in
+ * their own streams, all of each file's data and nothing else; the file
+ * system's own metadata and journal carry no stream.  btrfs also with
+ * compression and with RAID1 over two devices, where both copies are
+ * tagged.  After each test the data reads back after a remount and the
+ * file system's checker finds it clean.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "fs.h"
+
+#define FILE_MIB	4
+#define FILE_SECTORS	(FILE_MIB * 2048ULL)
+#define DEV_MIB		512
+#define MAX_DEVS	2
+#define NR_FILES	4
+
+FIXTURE(fs) {
+	char dir[MAX_DEVS][256];
+	char dev[MAX_DEVS][128];
+	char mnt[64];
+	char opts[300];
+	struct fs_dirty dirty;
+};
+
+FIXTURE_VARIANT(fs) {
+	const struct fs_type *fs;
+	const char *mkfs_args;
+	const char *opts;
+	int devices;
+	bool compressed;
+	/* direct writes become buffered ones, with the inode's ID */
+	bool direct_buffered;
+};
+
+FIXTURE_VARIANT_ADD(fs, ext4) { .fs = &fs_ext4, .devices = 1 };
+FIXTURE_VARIANT_ADD(fs, xfs) { .fs = &fs_xfs, .devices = 1 };
+/* btrfs writes direct I/O to files with data checksums as buffered. */
+FIXTURE_VARIANT_ADD(fs, btrfs) {
+	.fs = &fs_btrfs, .devices = 1, .direct_buffered = true,
+};
+FIXTURE_VARIANT_ADD(fs, btrfs_zstd) {
+	.fs = &fs_btrfs, .devices = 1, .opts = "compress-force=zstd",
+	.compressed = true, .direct_buffered = true,
+};
+FIXTURE_VARIANT_ADD(fs, btrfs_raid1) {
+	.fs = &fs_btrfs, .devices = 2, .mkfs_args = "-d raid1 -m raid1",
+	.direct_buffered = true,
+};
+
+/* Make the variant's file system on new null_blk devices and mount it. */
+static void fs_up(struct __test_metadata *_metadata, FIXTURE_DATA(fs) *self,
+		  const FIXTURE_VARIANT(fs) *variant)
+{
+	char name[64], devs[300] = "", tool[64];
+	int i;
+
+	if (access(NULLB, F_OK))
+		SKIP(return, "no null_blk configfs");
+	snprintf(tool, sizeof(tool), "command -v %.*s",
+		 (int)strcspn(variant->fs->mkfs, " "), variant->fs->mkfs);
+	if (run("%s", tool))
+		SKIP(return, "no %s", tool + 11);
+
+	snprintf(devs, sizeof(devs), "%s", variant->mkfs_args ?: "");
+	for (i = 0; i < variant->devices; i++) {
+		snprintf(name, sizeof(name), "fs%d_%d", i, getpid());
+		ASSERT_EQ(0, nullb_create(name, DEV_MIB, 16, 0, self->dir[i],
+					  sizeof(self->dir[i]), self->dev[i],
+					  sizeof(self->dev[i])));
+		strcat(devs, " ");
+		strcat(devs, self->dev[i]);
+	}
+	ASSERT_EQ(0, run(variant->fs->mkfs, devs));
+	/* A second device of btrfs is named on the mount. */
+	snprintf(self->opts, sizeof(self->opts), "%s%s%s%s",
+		 variant->opts ?: "",
+		 variant->opts && variant->devices > 1 ? "," : "",
+		 variant->devices > 1 ? "device=" : "",
+		 variant->devices > 1 ? self->dev[1] : "");
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/fs_test.%d", getpid());
+	ASSERT_EQ(0, mkdir(self->mnt, 0755));
+	ASSERT_EQ(0, fs_mount(variant->fs, self->dev[0], self->mnt,
+			      self->opts));
+	ASSERT_EQ(0, fs_dirty_save(&self->dirty));
+	/* What mkfs and mount wrote is not what the tests look at. */
+	sync();
+	for (i = 0; i < variant->devices; i++)
+		ASSERT_EQ(0, write_attr(self->dir[i], "stream_stats", "0"));
+}
+
+static void fs_down(struct __test_metadata *_metadata, FIXTURE_DATA(fs) *self)
+{
+	int i;
+
+	EXPECT_EQ(0, fs_dirty_restore(&self->dirty));
+	if (self->mnt[0]) {
+		umount(self->mnt);
+		rmdir(self->mnt);
+	}
+	for (i = 0; i < MAX_DEVS; i++)
+		if (self->dir[i][0])
+			EXPECT_EQ(0, nullb_remove(self->dir[i]));
+}
+
+FIXTURE_SETUP(fs)
+{
+	fs_up(_metadata, self, variant);
+}
+
+FIXTURE_TEARDOWN(fs)
+{
+	fs_down(_metadata, self);
+}
+
+/*
+ * Check what each device received: stream ids[i] has exactly @sectors
+ * (less, but some, where the data was compressed) and no stream outside
+ * @ids and 0 has anything.  Logs the share of each file's bytes that
+ * arrived in its stream and what stream 0 holds.  0 when all is as said.
+ */
+static int check_streams(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(fs) *self,
+			 const FIXTURE_VARIANT(fs) *variant, const int *ids,
+			 int n, unsigned long long sectors, bool compressed)
+{
+	int allowed[NR_FILES + 2] = { 0 }, d, i, bad = 0;
+	struct stats st;
+
+	for (i = 0; i < n; i++)
+		allowed[i + 1] = ids[i];
+	allowed[n + 1] = -1;
+	for (d = 0; d < variant->devices; d++) {
+		if (read_stats(self->dir[d], &st))
+			return -1;
+		for (i = 0; i < n; i++) {
+			unsigned long long got = st.sectors[ids[i]];
+
+			TH_LOG("%s dev %d stream %d: %llu of %llu sectors (%.1f %%)",
+			       variant->fs->name, d, ids[i], got, sectors,
+			       100.0 * got / sectors);
+			if (compressed ? !got || got >= sectors :
+			    got != sectors)
+				bad++;
+		}
+		TH_LOG("%s dev %d stream 0 (metadata, journal): %llu sectors",
+		       variant->fs->name, d, st.sectors[0]);
+		if (only(&st, allowed) >= 0) {
+			TH_LOG("stream %d has writes", only(&st, allowed));
+			bad++;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+/* Unmount, check the file system, mount again; each file reads back. */
+static int remount_and_verify(FIXTURE_DATA(fs) *self,
+			      const FIXTURE_VARIANT(fs) *variant,
+			      const int *ids, int n)
+{
+	if (umount(self->mnt) || run(variant->fs->fsck, self->dev[0]) ||
+	    fs_mount(variant->fs, self->dev[0], self->mnt, self->opts))
+		return -1;
+	return fs_check_files(self->mnt, ids, n, FILE_MIB);
+}
+
+static void concurrent_files(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(fs) *self,
+			     const FIXTURE_VARIANT(fs) *variant,
+			     enum fs_flush flush)
+{
+	static const int ids[NR_FILES] = { 3, 4, 5, 6 };
+
+	ASSERT_EQ(0, fs_write_files(self->mnt, ids, NR_FILES, FILE_MIB, flush));
+	EXPECT_EQ(0, check_streams(_metadata, self, variant, ids, NR_FILES,
+				   FILE_SECTORS, variant->compressed));
+	EXPECT_EQ(0, remount_and_verify(self, variant, ids, NR_FILES));
+}
+
+TEST_F(fs, buffered_fsync)
+{
+	concurrent_files(_metadata, self, variant, FLUSH_FSYNC);
+}
+
+TEST_F(fs, buffered_sync)
+{
+	concurrent_files(_metadata, self, variant, FLUSH_SYNC);
+}
+
+TEST_F(fs, buffered_background)
+{
+	concurrent_files(_metadata, self, variant, FLUSH_BACKGROUND);
+}
+
+TEST_F(fs, direct)
+{
+	concurrent_files(_metadata, self, variant, FLUSH_DIRECT);
+}
+
+/*
+ * One file opened twice, each open file with its own ID, written with
+ * O_DIRECT: each half lands in the stream of the descriptor that wrote
+ * it.  Where the file system turns direct writes into buffered ones,
+ * both go to the inode's ID, the one set last.
+ */
+TEST_F(fs, direct_two_descriptors)
+{
+	static const int ids[] = { 8 };
+	char path[300];
+	int fd[2], i;
+
+	snprintf(path, sizeof(path), "%s/f8", self->mnt);
+	for (i = 0; i < 2; i++) {
+		fd[i] = open(path, O_WRONLY | O_CREAT | O_DIRECT, 0644);
+		ASSERT_LE(0, fd[i]);
+		ASSERT_EQ(0, posix_fadvise(fd[i], 8 + i, 0,
+					   POSIX_FADV_STREAMID));
+	}
+	for (i = 0; i < FILE_MIB; i++)
+		ASSERT_EQ(0, write_at(fd[i * 2 / FILE_MIB], (off_t)i << 20,
+				      1 << 20, 8));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, fsync(fd[i]));
+		close(fd[i]);
+	}
+	if (variant->direct_buffered) {
+		EXPECT_EQ(0, check_streams(_metadata, self, variant,
+					   (const int []){ 9 }, 1,
+					   FILE_SECTORS, variant->compressed));
+	} else {
+		EXPECT_EQ(0, check_streams(_metadata, self, variant,
+					   (const int []){ 8, 9 }, 2,
+					   FILE_SECTORS / 2, false));
+	}
+	EXPECT_EQ(0, remount_and_verify(self, variant, ids, 1));
+}
+
+/*
+ * A file's ID changes between writes.  Data still dirty when it changes
+ * is written back with the new ID, as the documentation says; data
+ * written and flushed after the change lands in the new stream.
+ */
+TEST_F(fs, change_id)
+{
+	static const int ids[] = { 7 };
+	char path[300];
+	int i, fd;
+
+	snprintf(path, sizeof(path), "%s/f7", self->mnt);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, posix_fadvise(fd, 3, 0, POSIX_FADV_STREAMID));
+	for (i = 0; i < FILE_MIB / 2; i++)
+		ASSERT_EQ(0, write_at(fd, (off_t)i << 20, 1 << 20, 7));
+	ASSERT_EQ(0, posix_fadvise(fd, 4, 0, POSIX_FADV_STREAMID));
+	for (; i < FILE_MIB; i++)
+		ASSERT_EQ(0, write_at(fd, (off_t)i << 20, 1 << 20, 7));
+	ASSERT_EQ(0, fsync(fd));
+	EXPECT_EQ(0, check_streams(_metadata, self, variant,
+				   (const int []){ 4 }, 1, FILE_SECTORS,
+				   variant->compressed));
+
+	for (i = 0; i < variant->devices; i++)
+		ASSERT_EQ(0, write_attr(self->dir[i], "stream_stats", "0"));
+	ASSERT_EQ(0, posix_fadvise(fd, 5, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, write_at(fd, 0, 1 << 20, 7));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	EXPECT_EQ(0, check_streams(_metadata, self, variant,
+				   (const int []){ 5 }, 1, 2048,
+				   variant->compressed));
+	EXPECT_EQ(0, remount_and_verify(self, variant, ids, 1));
+}
+
+/*
+ * The ID of an inode goes with it: a file made after another file with
+ * a stream was deleted starts without one, even where the kernel reuses
+ * the memory of the old inode for the new.
+ */
+TEST_F(fs, new_file_has_no_stream)
+{
+	char path[300];
+	struct stats st;
+	int i, d, fd;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "%s/old%d", self->mnt, i);
+		ASSERT_EQ(0, fs_write_file(path, 9, 1, 9, FLUSH_FSYNC));
+		ASSERT_EQ(0, unlink(path));
+	}
+	/* Let the deleted inodes go back to the allocator. */
+	sync();
+	usleep(200000);
+	for (d = 0; d < variant->devices; d++)
+		ASSERT_EQ(0, write_attr(self->dir[d], "stream_stats", "0"));
+
+	for (i = 0; i < 64; i++) {
+		snprintf(path, sizeof(path), "%s/new%d", self->mnt, i);
+		fd = open(path, O_WRONLY | O_CREAT, 0644);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, write_at(fd, 0, 65536, 0));
+		ASSERT_EQ(0, fsync(fd));
+		close(fd);
+	}
+	for (d = 0; d < variant->devices; d++) {
+		ASSERT_EQ(0, read_stats(self->dir[d], &st));
+		/* Compressed or not, the data is all in stream 0. */
+		EXPECT_LT(0, st.sectors[0]);
+		EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }))
+			TH_LOG("stream %d", only(&st, (const int []){ 0, -1 }));
+	}
+	for (i = 0; i < 64; i++) {
+		snprintf(path, sizeof(path), "%s/new%d", self->mnt, i);
+		EXPECT_EQ(0, check_at(path, 0, 65536, 0));
+	}
+}
+
+/*
+ * btrfs balance moves a file's data by writing it back through the data
+ * relocation inode, which has no ID: moved data goes to stream 0, as
+ * documented, and reads back.
+ */
+FIXTURE(balance) {
+	FIXTURE_DATA(fs) f;
+};
+
+static const FIXTURE_VARIANT(fs) btrfs_single = {
+	.fs = &fs_btrfs, .devices = 1,
+};
+
+FIXTURE_SETUP(balance)
+{
+	fs_up(_metadata, &self->f, &btrfs_single);
+}
+
+FIXTURE_TEARDOWN(balance)
+{
+	fs_down(_metadata, &self->f);
+}
+
+TEST_F(balance, moved_data_has_no_stream)
+{
+	static const int ids[] = { 3 };
+	struct stats st;
+
+	ASSERT_EQ(0, fs_write_files(self->f.mnt, ids, 1, FILE_MIB,
+				    FLUSH_FSYNC));
+	ASSERT_EQ(0, read_stats(self->f.dir[0], &st));
+	ASSERT_EQ(FILE_SECTORS, st.sectors[3]);
+	ASSERT_EQ(0, write_attr(self->f.dir[0], "stream_stats", "0"));
+	ASSERT_EQ(0, run("btrfs balance start --full-balance -d %s",
+			 self->f.mnt));
+	sync();
+	ASSERT_EQ(0, read_stats(self->f.dir[0], &st));
+	TH_LOG("balance: %llu sectors in stream 0", st.sectors[0]);
+	EXPECT_LE(FILE_SECTORS, st.sectors[0]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
+	EXPECT_EQ(0, remount_and_verify(&self->f, &btrfs_single, ids, 1));
+}
+
+TEST_HARNESS_MAIN
