@@ -24,9 +24,11 @@ struct fs_type {
 static const struct fs_type fs_ext4 = {
 	"ext4", "mkfs.ext4 -q -F -E nodiscard %s", "e2fsck -fn %s",
 };
+
 static const struct fs_type fs_xfs = {
 	"xfs", "mkfs.xfs -q -f -K %s", "xfs_repair -n %s",
 };
+
 static const struct fs_type fs_btrfs = {
 	"btrfs", "mkfs.btrfs -q -f -K %s", "btrfs check --readonly %s",
 };

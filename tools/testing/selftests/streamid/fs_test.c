@@ -25,7 +25,8 @@
 #define MAX_DEVS	2
 #define NR_FILES	4
 
-FIXTURE(fs) {
+/* The devices, mount point and settings of one test. */
+struct fs_env {
 	char dir[MAX_DEVS][256];
 	char dev[MAX_DEVS][128];
 	char mnt[64];
@@ -33,7 +34,12 @@ FIXTURE(fs) {
 	struct fs_dirty dirty;
 };
 
-FIXTURE_VARIANT(fs) {
+FIXTURE(fs) {
+	struct fs_env e;
+};
+
+/* A file system and how it is made and mounted. */
+struct fs_variant {
 	const struct fs_type *fs;
 	const char *mkfs_args;
 	const char *opts;
@@ -43,24 +49,28 @@ FIXTURE_VARIANT(fs) {
 	bool direct_buffered;
 };
 
-FIXTURE_VARIANT_ADD(fs, ext4) { .fs = &fs_ext4, .devices = 1 };
-FIXTURE_VARIANT_ADD(fs, xfs) { .fs = &fs_xfs, .devices = 1 };
-/* btrfs writes direct I/O to files with data checksums as buffered. */
-FIXTURE_VARIANT_ADD(fs, btrfs) {
-	.fs = &fs_btrfs, .devices = 1, .direct_buffered = true,
-};
-FIXTURE_VARIANT_ADD(fs, btrfs_zstd) {
-	.fs = &fs_btrfs, .devices = 1, .opts = "compress-force=zstd",
-	.compressed = true, .direct_buffered = true,
-};
-FIXTURE_VARIANT_ADD(fs, btrfs_raid1) {
-	.fs = &fs_btrfs, .devices = 2, .mkfs_args = "-d raid1 -m raid1",
-	.direct_buffered = true,
+FIXTURE_VARIANT(fs) {
+	struct fs_variant v;
 };
 
+FIXTURE_VARIANT_ADD(fs, ext4) { .v = { .fs = &fs_ext4, .devices = 1 } };
+FIXTURE_VARIANT_ADD(fs, xfs) { .v = { .fs = &fs_xfs, .devices = 1 } };
+/* btrfs writes direct I/O to files with data checksums as buffered. */
+FIXTURE_VARIANT_ADD(fs, btrfs) { .v = {
+	.fs = &fs_btrfs, .devices = 1, .direct_buffered = true,
+} };
+FIXTURE_VARIANT_ADD(fs, btrfs_zstd) { .v = {
+	.fs = &fs_btrfs, .devices = 1, .opts = "compress-force=zstd",
+	.compressed = true, .direct_buffered = true,
+} };
+FIXTURE_VARIANT_ADD(fs, btrfs_raid1) { .v = {
+	.fs = &fs_btrfs, .devices = 2, .mkfs_args = "-d raid1 -m raid1",
+	.direct_buffered = true,
+} };
+
 /* Make the variant's file system on new null_blk devices and mount it. */
-static void fs_up(struct __test_metadata *_metadata, FIXTURE_DATA(fs) *self,
-		  const FIXTURE_VARIANT(fs) *variant)
+static void fs_up(struct __test_metadata *_metadata, struct fs_env *self,
+		  const struct fs_variant *variant)
 {
 	char name[64], devs[300] = "", tool[64];
 	int i;
@@ -99,7 +109,7 @@ static void fs_up(struct __test_metadata *_metadata, FIXTURE_DATA(fs) *self,
 		ASSERT_EQ(0, write_attr(self->dir[i], "stream_stats", "0"));
 }
 
-static void fs_down(struct __test_metadata *_metadata, FIXTURE_DATA(fs) *self)
+static void fs_down(struct __test_metadata *_metadata, struct fs_env *self)
 {
 	int i;
 
@@ -115,12 +125,12 @@ static void fs_down(struct __test_metadata *_metadata, FIXTURE_DATA(fs) *self)
 
 FIXTURE_SETUP(fs)
 {
-	fs_up(_metadata, self, variant);
+	fs_up(_metadata, &self->e, &variant->v);
 }
 
 FIXTURE_TEARDOWN(fs)
 {
-	fs_down(_metadata, self);
+	fs_down(_metadata, &self->e);
 }
 
 /*
@@ -130,8 +140,8 @@ FIXTURE_TEARDOWN(fs)
  * arrived in its stream and what stream 0 holds.  0 when all is as said.
  */
 static int check_streams(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(fs) *self,
-			 const FIXTURE_VARIANT(fs) *variant, const int *ids,
+			 struct fs_env *self,
+			 const struct fs_variant *variant, const int *ids,
 			 int n, unsigned long long sectors, bool compressed)
 {
 	int allowed[NR_FILES + 2] = { 0 }, d, i, bad = 0;
@@ -164,8 +174,8 @@ static int check_streams(struct __test_metadata *_metadata,
 }
 
 /* Unmount, check the file system, mount again; each file reads back. */
-static int remount_and_verify(FIXTURE_DATA(fs) *self,
-			      const FIXTURE_VARIANT(fs) *variant,
+static int remount_and_verify(struct fs_env *self,
+			      const struct fs_variant *variant,
 			      const int *ids, int n)
 {
 	if (umount(self->mnt) || run(variant->fs->fsck, self->dev[0]) ||
@@ -175,8 +185,8 @@ static int remount_and_verify(FIXTURE_DATA(fs) *self,
 }
 
 static void concurrent_files(struct __test_metadata *_metadata,
-			     FIXTURE_DATA(fs) *self,
-			     const FIXTURE_VARIANT(fs) *variant,
+			     struct fs_env *self,
+			     const struct fs_variant *variant,
 			     enum fs_flush flush)
 {
 	static const int ids[NR_FILES] = { 3, 4, 5, 6 };
@@ -189,22 +199,22 @@ static void concurrent_files(struct __test_metadata *_metadata,
 
 TEST_F(fs, buffered_fsync)
 {
-	concurrent_files(_metadata, self, variant, FLUSH_FSYNC);
+	concurrent_files(_metadata, &self->e, &variant->v, FLUSH_FSYNC);
 }
 
 TEST_F(fs, buffered_sync)
 {
-	concurrent_files(_metadata, self, variant, FLUSH_SYNC);
+	concurrent_files(_metadata, &self->e, &variant->v, FLUSH_SYNC);
 }
 
 TEST_F(fs, buffered_background)
 {
-	concurrent_files(_metadata, self, variant, FLUSH_BACKGROUND);
+	concurrent_files(_metadata, &self->e, &variant->v, FLUSH_BACKGROUND);
 }
 
 TEST_F(fs, direct)
 {
-	concurrent_files(_metadata, self, variant, FLUSH_DIRECT);
+	concurrent_files(_metadata, &self->e, &variant->v, FLUSH_DIRECT);
 }
 
 /*
@@ -219,7 +229,7 @@ TEST_F(fs, direct_two_descriptors)
 	char path[300];
 	int fd[2], i;
 
-	snprintf(path, sizeof(path), "%s/f8", self->mnt);
+	snprintf(path, sizeof(path), "%s/f8", self->e.mnt);
 	for (i = 0; i < 2; i++) {
 		fd[i] = open(path, O_WRONLY | O_CREAT | O_DIRECT, 0644);
 		ASSERT_LE(0, fd[i]);
@@ -233,16 +243,16 @@ TEST_F(fs, direct_two_descriptors)
 		ASSERT_EQ(0, fsync(fd[i]));
 		close(fd[i]);
 	}
-	if (variant->direct_buffered) {
-		EXPECT_EQ(0, check_streams(_metadata, self, variant,
+	if (variant->v.direct_buffered) {
+		EXPECT_EQ(0, check_streams(_metadata, &self->e, &variant->v,
 					   (const int []){ 9 }, 1,
-					   FILE_SECTORS, variant->compressed));
+					   FILE_SECTORS, variant->v.compressed));
 	} else {
-		EXPECT_EQ(0, check_streams(_metadata, self, variant,
+		EXPECT_EQ(0, check_streams(_metadata, &self->e, &variant->v,
 					   (const int []){ 8, 9 }, 2,
 					   FILE_SECTORS / 2, false));
 	}
-	EXPECT_EQ(0, remount_and_verify(self, variant, ids, 1));
+	EXPECT_EQ(0, remount_and_verify(&self->e, &variant->v, ids, 1));
 }
 
 /*
@@ -256,7 +266,7 @@ TEST_F(fs, change_id)
 	char path[300];
 	int i, fd;
 
-	snprintf(path, sizeof(path), "%s/f7", self->mnt);
+	snprintf(path, sizeof(path), "%s/f7", self->e.mnt);
 	fd = open(path, O_WRONLY | O_CREAT, 0644);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, posix_fadvise(fd, 3, 0, POSIX_FADV_STREAMID));
@@ -266,20 +276,20 @@ TEST_F(fs, change_id)
 	for (; i < FILE_MIB; i++)
 		ASSERT_EQ(0, write_at(fd, (off_t)i << 20, 1 << 20, 7));
 	ASSERT_EQ(0, fsync(fd));
-	EXPECT_EQ(0, check_streams(_metadata, self, variant,
+	EXPECT_EQ(0, check_streams(_metadata, &self->e, &variant->v,
 				   (const int []){ 4 }, 1, FILE_SECTORS,
-				   variant->compressed));
+				   variant->v.compressed));
 
-	for (i = 0; i < variant->devices; i++)
-		ASSERT_EQ(0, write_attr(self->dir[i], "stream_stats", "0"));
+	for (i = 0; i < variant->v.devices; i++)
+		ASSERT_EQ(0, write_attr(self->e.dir[i], "stream_stats", "0"));
 	ASSERT_EQ(0, posix_fadvise(fd, 5, 0, POSIX_FADV_STREAMID));
 	ASSERT_EQ(0, write_at(fd, 0, 1 << 20, 7));
 	ASSERT_EQ(0, fsync(fd));
 	close(fd);
-	EXPECT_EQ(0, check_streams(_metadata, self, variant,
+	EXPECT_EQ(0, check_streams(_metadata, &self->e, &variant->v,
 				   (const int []){ 5 }, 1, 2048,
-				   variant->compressed));
-	EXPECT_EQ(0, remount_and_verify(self, variant, ids, 1));
+				   variant->v.compressed));
+	EXPECT_EQ(0, remount_and_verify(&self->e, &variant->v, ids, 1));
 }
 
 /*
@@ -294,33 +304,33 @@ TEST_F(fs, new_file_has_no_stream)
 	int i, d, fd;
 
 	for (i = 0; i < 16; i++) {
-		snprintf(path, sizeof(path), "%s/old%d", self->mnt, i);
+		snprintf(path, sizeof(path), "%s/old%d", self->e.mnt, i);
 		ASSERT_EQ(0, fs_write_file(path, 9, 1, 9, FLUSH_FSYNC));
 		ASSERT_EQ(0, unlink(path));
 	}
 	/* Let the deleted inodes go back to the allocator. */
 	sync();
 	usleep(200000);
-	for (d = 0; d < variant->devices; d++)
-		ASSERT_EQ(0, write_attr(self->dir[d], "stream_stats", "0"));
+	for (d = 0; d < variant->v.devices; d++)
+		ASSERT_EQ(0, write_attr(self->e.dir[d], "stream_stats", "0"));
 
 	for (i = 0; i < 64; i++) {
-		snprintf(path, sizeof(path), "%s/new%d", self->mnt, i);
+		snprintf(path, sizeof(path), "%s/new%d", self->e.mnt, i);
 		fd = open(path, O_WRONLY | O_CREAT, 0644);
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, write_at(fd, 0, 65536, 0));
 		ASSERT_EQ(0, fsync(fd));
 		close(fd);
 	}
-	for (d = 0; d < variant->devices; d++) {
-		ASSERT_EQ(0, read_stats(self->dir[d], &st));
+	for (d = 0; d < variant->v.devices; d++) {
+		ASSERT_EQ(0, read_stats(self->e.dir[d], &st));
 		/* Compressed or not, the data is all in stream 0. */
 		EXPECT_LT(0, st.sectors[0]);
 		EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }))
 			TH_LOG("stream %d", only(&st, (const int []){ 0, -1 }));
 	}
 	for (i = 0; i < 64; i++) {
-		snprintf(path, sizeof(path), "%s/new%d", self->mnt, i);
+		snprintf(path, sizeof(path), "%s/new%d", self->e.mnt, i);
 		EXPECT_EQ(0, check_at(path, 0, 65536, 0));
 	}
 }
@@ -331,21 +341,21 @@ TEST_F(fs, new_file_has_no_stream)
  * documented, and reads back.
  */
 FIXTURE(balance) {
-	FIXTURE_DATA(fs) f;
+	struct fs_env e;
 };
 
-static const FIXTURE_VARIANT(fs) btrfs_single = {
+static const struct fs_variant btrfs_single = {
 	.fs = &fs_btrfs, .devices = 1,
 };
 
 FIXTURE_SETUP(balance)
 {
-	fs_up(_metadata, &self->f, &btrfs_single);
+	fs_up(_metadata, &self->e, &btrfs_single);
 }
 
 FIXTURE_TEARDOWN(balance)
 {
-	fs_down(_metadata, &self->f);
+	fs_down(_metadata, &self->e);
 }
 
 TEST_F(balance, moved_data_has_no_stream)
@@ -353,19 +363,19 @@ TEST_F(balance, moved_data_has_no_stream)
 	static const int ids[] = { 3 };
 	struct stats st;
 
-	ASSERT_EQ(0, fs_write_files(self->f.mnt, ids, 1, FILE_MIB,
+	ASSERT_EQ(0, fs_write_files(self->e.mnt, ids, 1, FILE_MIB,
 				    FLUSH_FSYNC));
-	ASSERT_EQ(0, read_stats(self->f.dir[0], &st));
+	ASSERT_EQ(0, read_stats(self->e.dir[0], &st));
 	ASSERT_EQ(FILE_SECTORS, st.sectors[3]);
-	ASSERT_EQ(0, write_attr(self->f.dir[0], "stream_stats", "0"));
+	ASSERT_EQ(0, write_attr(self->e.dir[0], "stream_stats", "0"));
 	ASSERT_EQ(0, run("btrfs balance start --full-balance -d %s",
-			 self->f.mnt));
+			 self->e.mnt));
 	sync();
-	ASSERT_EQ(0, read_stats(self->f.dir[0], &st));
+	ASSERT_EQ(0, read_stats(self->e.dir[0], &st));
 	TH_LOG("balance: %llu sectors in stream 0", st.sectors[0]);
 	EXPECT_LE(FILE_SECTORS, st.sectors[0]);
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
-	EXPECT_EQ(0, remount_and_verify(&self->f, &btrfs_single, ids, 1));
+	EXPECT_EQ(0, remount_and_verify(&self->e, &btrfs_single, ids, 1));
 }
 
 TEST_HARNESS_MAIN

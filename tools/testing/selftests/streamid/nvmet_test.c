@@ -234,9 +234,10 @@ static void nvmet_cleanup(void)
 }
 
 /*
- * The subsystem NQN with namespace 1 on a null_blk device of @mib MiB,
- * @streams streams, on a port of @transport; the host connected to it, using the
- * streams itself if @host_streams, else leaving them to the test.
+ * The subsystem NQN with namespace 1 on a null_blk device of @mib MiB
+ * and @streams streams, on a port of @transport; the host connected to
+ * it, using the streams itself if @host_streams, else leaving them to
+ * the test.
  */
 static void nvmet_up(struct __test_metadata *_metadata, struct host *self,
 		     const char *transport, int streams, bool host_streams,
@@ -894,14 +895,33 @@ TEST_F(host, write_hints)
 }
 
 /*
+ * A write tagged with stream 2, on a host that has no streams, reaches
+ * the target as an ordinary write, and reads back.
+ */
+static void untagged_at_target(struct __test_metadata *_metadata,
+			       struct host *h)
+{
+	struct stats st;
+	int fd;
+
+	ASSERT_EQ(0, write_attr(h->ns, "stream_stats", "0"));
+	fd = open_stream(h->dev, O_WRONLY | O_DIRECT, 2);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 4096, 2));
+	close(fd);
+	ASSERT_EQ(0, read_stats(h->ns, &st));
+	EXPECT_EQ(8, st.sectors[0]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
+	EXPECT_EQ(0, check_at(h->dev, 0, 4096, 2));
+}
+
+/*
  * nvme_core.streams=0: after a reset the host sends no directive command
  * and the disk has no streams; tagged writes arrive untagged.
  */
 TEST_F(host, streams_off)
 {
 	char *buf = malloc(1 << 20);
-	struct stats st;
-	int fd;
 
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, write_attr("/sys/module/nvme_core/parameters", "streams",
@@ -917,15 +937,7 @@ TEST_F(host, streams_off)
 	EXPECT_EQ(NULL, strstr(buf, "nvme_admin_directive"));
 	free(buf);
 
-	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
-	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 2);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, write_at(fd, 0, 4096, 2));
-	close(fd);
-	ASSERT_EQ(0, read_stats(self->h.ns, &st));
-	EXPECT_EQ(8, st.sectors[0]);
-	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
-	EXPECT_EQ(0, check_at(self->h.dev, 0, 4096, 2));
+	untagged_at_target(_metadata, &self->h);
 }
 
 /*
@@ -1096,8 +1108,7 @@ out:
 TEST_F(host, enable_fails)
 {
 	char fi[400], space[16];
-	struct stats st;
-	int k, fd;
+	int k;
 
 	snprintf(fi, sizeof(fi), "/sys/kernel/debug/%s/fault_inject",
 		 self->h.ctrl);
@@ -1119,15 +1130,7 @@ TEST_F(host, enable_fails)
 	EXPECT_EQ(1, dmesg_count("Streams not used: enabling them failed"));
 	EXPECT_EQ(0, max_streams(self->h.dev));
 
-	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
-	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 2);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, write_at(fd, 0, 4096, 2));
-	close(fd);
-	ASSERT_EQ(0, read_stats(self->h.ns, &st));
-	EXPECT_EQ(8, st.sectors[0]);
-	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
-	EXPECT_EQ(0, check_at(self->h.dev, 0, 4096, 2));
+	untagged_at_target(_metadata, &self->h);
 
 	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, HOST_MSL));
 }
