@@ -47,6 +47,8 @@ struct fs_variant {
 	bool compressed;
 	/* direct writes become buffered ones, with the inode's ID */
 	bool direct_buffered;
+	/* a small file's data is kept in metadata */
+	bool inline_small;
 };
 
 FIXTURE_VARIANT(fs) {
@@ -58,15 +60,27 @@ FIXTURE_VARIANT_ADD(fs, xfs) { .v = { .fs = &fs_xfs, .devices = 1 } };
 /* btrfs writes direct I/O to files with data checksums as buffered. */
 FIXTURE_VARIANT_ADD(fs, btrfs) { .v = {
 	.fs = &fs_btrfs, .devices = 1, .direct_buffered = true,
+	.inline_small = true,
 } };
 FIXTURE_VARIANT_ADD(fs, btrfs_zstd) { .v = {
 	.fs = &fs_btrfs, .devices = 1, .opts = "compress-force=zstd",
-	.compressed = true, .direct_buffered = true,
+	.compressed = true, .direct_buffered = true, .inline_small = true,
 } };
 FIXTURE_VARIANT_ADD(fs, btrfs_raid1) { .v = {
 	.fs = &fs_btrfs, .devices = 2, .mkfs_args = "-d raid1 -m raid1",
-	.direct_buffered = true,
+	.direct_buffered = true, .inline_small = true,
 } };
+
+/* Start the counters of every device afresh. */
+static int reset_stats(struct fs_env *self)
+{
+	int i;
+
+	for (i = 0; i < MAX_DEVS && self->dir[i][0]; i++)
+		if (write_attr(self->dir[i], "stream_stats", "0"))
+			return -1;
+	return 0;
+}
 
 /* Make the variant's file system on new null_blk devices and mount it. */
 static void fs_up(struct __test_metadata *_metadata, struct fs_env *self,
@@ -105,8 +119,7 @@ static void fs_up(struct __test_metadata *_metadata, struct fs_env *self,
 	ASSERT_EQ(0, fs_dirty_save(&self->dirty));
 	/* What mkfs and mount wrote is not what the tests look at. */
 	sync();
-	for (i = 0; i < variant->devices; i++)
-		ASSERT_EQ(0, write_attr(self->dir[i], "stream_stats", "0"));
+	ASSERT_EQ(0, reset_stats(self));
 }
 
 static void fs_down(struct __test_metadata *_metadata, struct fs_env *self)
@@ -280,8 +293,7 @@ TEST_F(fs, change_id)
 				   (const int []){ 4 }, 1, FILE_SECTORS,
 				   variant->v.compressed));
 
-	for (i = 0; i < variant->v.devices; i++)
-		ASSERT_EQ(0, write_attr(self->e.dir[i], "stream_stats", "0"));
+	ASSERT_EQ(0, reset_stats(&self->e));
 	ASSERT_EQ(0, posix_fadvise(fd, 5, 0, POSIX_FADV_STREAMID));
 	ASSERT_EQ(0, write_at(fd, 0, 1 << 20, 7));
 	ASSERT_EQ(0, fsync(fd));
@@ -290,6 +302,75 @@ TEST_F(fs, change_id)
 				   (const int []){ 5 }, 1, 2048,
 				   variant->v.compressed));
 	EXPECT_EQ(0, remount_and_verify(&self->e, &variant->v, ids, 1));
+}
+
+/*
+ * A copy of a file, shared blocks and all where the file system can
+ * (xfs and btrfs reflinks), overwritten with another ID: the new data,
+ * copy-on-write included, lands in the copy's stream, and the original
+ * keeps its data.
+ */
+TEST_F(fs, copy_then_overwrite)
+{
+	static const int ids[] = { 3 };
+	char src[300], dst[300], cmd[700];
+	int fd;
+
+	ASSERT_EQ(0, fs_write_files(self->e.mnt, ids, 1, FILE_MIB,
+				    FLUSH_FSYNC));
+	snprintf(src, sizeof(src), "%s/f3", self->e.mnt);
+	snprintf(dst, sizeof(dst), "%s/copy", self->e.mnt);
+	snprintf(cmd, sizeof(cmd), "cp --reflink=auto %s %s && sync", src, dst);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, reset_stats(&self->e));
+
+	fd = open(dst, O_WRONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, posix_fadvise(fd, 5, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, write_at(fd, 0, 1 << 20, 5));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	EXPECT_EQ(0, check_streams(_metadata, &self->e, &variant->v,
+				   (const int []){ 5 }, 1, 2048,
+				   variant->v.compressed));
+	EXPECT_EQ(0, remount_and_verify(&self->e, &variant->v, ids, 1));
+	EXPECT_EQ(0, check_at(dst, 0, 1 << 20, 5));
+	EXPECT_EQ(0, check_at(dst, 1 << 20, 1 << 20, 3));
+}
+
+/*
+ * A file of less than a block: its data goes to its stream, or, where
+ * the file system keeps such data inline in its metadata (btrfs), to
+ * stream 0 with the metadata.
+ */
+TEST_F(fs, small_file)
+{
+	char path[300], buf[1000], want[1000];
+	struct stats st;
+	int fd, d;
+
+	snprintf(path, sizeof(path), "%s/f10", self->e.mnt);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, posix_fadvise(fd, 10, 0, POSIX_FADV_STREAMID));
+	fill(buf, sizeof(buf), 0, 10);
+	ASSERT_EQ(sizeof(buf), write(fd, buf, sizeof(buf)));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	for (d = 0; d < variant->v.devices; d++) {
+		ASSERT_EQ(0, read_stats(self->e.dir[d], &st));
+		EXPECT_EQ(variant->v.inline_small ? 0 : 8, st.sectors[10]);
+		EXPECT_LT(0, st.sectors[0]);
+		EXPECT_EQ(-1, only(&st, (const int []){ 0, 10, -1 }));
+	}
+	EXPECT_EQ(0, remount_and_verify(&self->e, &variant->v, NULL, 0));
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	memset(buf, 0, sizeof(buf));
+	ASSERT_EQ(sizeof(buf), read(fd, buf, sizeof(buf)));
+	close(fd);
+	fill(want, sizeof(want), 0, 10);
+	EXPECT_EQ(0, memcmp(buf, want, sizeof(buf)));
 }
 
 /*
@@ -311,8 +392,7 @@ TEST_F(fs, new_file_has_no_stream)
 	/* Let the deleted inodes go back to the allocator. */
 	sync();
 	usleep(200000);
-	for (d = 0; d < variant->v.devices; d++)
-		ASSERT_EQ(0, write_attr(self->e.dir[d], "stream_stats", "0"));
+	ASSERT_EQ(0, reset_stats(&self->e));
 
 	for (i = 0; i < 64; i++) {
 		snprintf(path, sizeof(path), "%s/new%d", self->e.mnt, i);
@@ -329,6 +409,7 @@ TEST_F(fs, new_file_has_no_stream)
 		EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }))
 			TH_LOG("stream %d", only(&st, (const int []){ 0, -1 }));
 	}
+	EXPECT_EQ(0, remount_and_verify(&self->e, &variant->v, NULL, 0));
 	for (i = 0; i < 64; i++) {
 		snprintf(path, sizeof(path), "%s/new%d", self->e.mnt, i);
 		EXPECT_EQ(0, check_at(path, 0, 65536, 0));
@@ -367,7 +448,7 @@ TEST_F(balance, moved_data_has_no_stream)
 				    FLUSH_FSYNC));
 	ASSERT_EQ(0, read_stats(self->e.dir[0], &st));
 	ASSERT_EQ(FILE_SECTORS, st.sectors[3]);
-	ASSERT_EQ(0, write_attr(self->e.dir[0], "stream_stats", "0"));
+	ASSERT_EQ(0, reset_stats(&self->e));
 	ASSERT_EQ(0, run("btrfs balance start --full-balance -d %s",
 			 self->e.mnt));
 	sync();

@@ -1123,6 +1123,8 @@ TEST_F(host, enable_fails)
 	ASSERT_EQ(0, write_attr(fi, "space", space));
 	ASSERT_EQ(0, write_attr(fi, "times", "1"));
 	ASSERT_EQ(0, write_attr(fi, "status", "0x2"));
+	/* Say that it fails, without the stack dump a kernel bug would have. */
+	ASSERT_EQ(0, write_attr(fi, "verbose", "1"));
 	ASSERT_EQ(0, write_attr(fi, "probability", "100"));
 	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
 	EXPECT_EQ(0, write_attr(fi, "probability", "0"));
