@@ -314,7 +314,6 @@ TEST_F(fs, copy_then_overwrite)
 {
 	static const int ids[] = { 3 };
 	char src[300], dst[300], cmd[700];
-	int fd;
 
 	ASSERT_EQ(0, fs_write_files(self->e.mnt, ids, 1, FILE_MIB,
 				    FLUSH_FSYNC));
@@ -324,12 +323,8 @@ TEST_F(fs, copy_then_overwrite)
 	ASSERT_EQ(0, system(cmd));
 	ASSERT_EQ(0, reset_stats(&self->e));
 
-	fd = open(dst, O_WRONLY);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, posix_fadvise(fd, 5, 0, POSIX_FADV_STREAMID));
-	ASSERT_EQ(0, write_at(fd, 0, 1 << 20, 5));
-	ASSERT_EQ(0, fsync(fd));
-	close(fd);
+	/* The first MiB of the copy, with stream 5 and its pattern. */
+	ASSERT_EQ(0, fs_write_file(dst, 5, 1, 5, FLUSH_FSYNC));
 	EXPECT_EQ(0, check_streams(_metadata, &self->e, &variant->v,
 				   (const int []){ 5 }, 1, 2048,
 				   variant->v.compressed));
