@@ -17,6 +17,11 @@ build:
 check:
 	@$(H)/check.sh
 
+# make check-debug: the guest tests on a kernel with KASAN, lockdep and
+# DEBUG_ATOMIC_SLEEP, which must report nothing (not part of make check).
+check-debug:
+	@$(H)/check.sh --debug
+
 # make bench: the cost of the series, patched against base (not a test).
 bench:
 	$(H)/bench.sh
@@ -33,4 +38,4 @@ refresh:
 clean:
 	rm -rf build
 
-.PHONY: all bench build check patches refresh clean
+.PHONY: all bench build check check-debug patches refresh clean

@@ -6,7 +6,9 @@
 # With --base, the pristine base instead, with the same configuration,
 # for comparisons: its tree in $WORK/base, build/bzImage-base.  With
 # --at COMMIT, that commit of the series (tree $WORK/steps, objects
-# $WORK/obj-steps, build/bzImage-step).
+# $WORK/obj-steps, build/bzImage-step).  With --debug, the series with
+# harness/debug.config added (tree $WORK/debug, objects $WORK/obj-debug,
+# build/bzImage-debug).
 # STREAMID_CONFIG names another config fragment.  Further arguments go
 # to make.
 set -euo pipefail
@@ -33,6 +35,13 @@ case ${1:-} in
 	worktree "$WORK/steps" "$2"
 	TREE=$WORK/steps OBJ=$WORK/obj-steps suffix=-step
 	shift 2 ;;
+--debug)
+	worktree "$WORK/debug" refs/streamid/tip
+	TREE=$WORK/debug OBJ=$WORK/obj-debug suffix=-debug
+	mkdir -p "$OBJ"
+	cat "$frag" "$TOP/harness/debug.config" > "$OBJ/fragment-debug"
+	frag=$OBJ/fragment-debug
+	shift ;;
 esac
 mkdir -p "$OBJ" "$OUT"
 export KBUILD_BUILD_USER=streamid KBUILD_BUILD_HOST=harness

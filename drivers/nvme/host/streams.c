@@ -2,13 +2,24 @@
 /*
  * NVMe host: the Streams directive.
  *
- * On a controller that has Directives (OACS) and lists Streams in its
- * Identify directive, Streams is enabled for all namespaces, and each
- * namespace is given the streams the controller grants it; the count
- * becomes the max_streams queue limit.  Writes then carry their bio's
- * stream ID as the Streams directive (see nvme_streams_setup_write()).
- * Nothing here fails a probe: a controller or namespace whose set-up
- * fails works on without streams, with one log line.
+ * Each namespace whose Identify directive lists Streams is set up when
+ * the controller's namespaces are scanned, after the controller is live:
+ * Streams enabled for it (Enable Directive, NSID of the namespace) unless
+ * it is already, and its Return Parameters read.  No stream resources are
+ * allocated: the namespace uses the subsystem's shared pool (NSSA), so
+ * that no host or namespace takes streams from another, and may use
+ * stream identifiers 1 to MSL (at most 255), which becomes its
+ * max_streams queue limit.  Writes then carry their bio's stream ID as
+ * the Streams directive (see nvme_streams_setup_write()).
+ *
+ * A write only carries a directive while its namespace's streams are set
+ * up on the controller as it is now (NVME_NS_STREAMS): a controller reset
+ * ends that, and the scan that follows sets them up again.  A write the
+ * device still refuses for its directive goes out again without it (see
+ * nvme_streams_refused()).  Nothing here fails a probe or a write: a
+ * namespace whose set-up fails works on without streams, with one log
+ * line, and a controller that lets a directive command time out is sent
+ * no more of them.
  */
 #include "nvme.h"
 
@@ -17,28 +28,48 @@ module_param(streams, bool, 0644);
 MODULE_PARM_DESC(streams,
 		 "use the Streams directive of controllers that have it (default: true)");
 
-static int nvme_dir_recv(struct nvme_ctrl *ctrl, u32 nsid, u8 dtype, u8 doper,
-			 u32 cdw12, void *buf, unsigned int len,
-			 union nvme_result *result)
+/*
+ * A directive command for @ns: its status, or a negative error.  One that
+ * got no answer within the admin timeout means the controller does not
+ * handle directive commands: it is sent no more.
+ */
+static int nvme_dir_cmd(struct nvme_ns *ns, struct nvme_command *c,
+			void *buf, unsigned int len, union nvme_result *result)
+{
+	struct nvme_ctrl *ctrl = ns->ctrl;
+	unsigned long start = jiffies;
+	int ret;
+
+	c->directive.nsid = cpu_to_le32(ns->head->ns_id);
+	c->directive.numd = cpu_to_le32(len ? len / 4 - 1 : 0);
+	ret = __nvme_submit_sync_cmd(ctrl->admin_q, c, result, buf, len,
+				     NVME_QID_ANY, 0);
+	if (ret < 0 && time_after_eq(jiffies, start + NVME_ADMIN_TIMEOUT) &&
+	    !ctrl->streams_broken) {
+		ctrl->streams_broken = true;
+		dev_warn(ctrl->device,
+			 "Streams not used: a directive command timed out\n");
+	}
+	return ret;
+}
+
+static int nvme_dir_recv(struct nvme_ns *ns, u8 dtype, u8 doper, u32 cdw12,
+			 void *buf, unsigned int len, union nvme_result *result)
 {
 	struct nvme_command c = { };
 
 	c.directive.opcode = nvme_admin_directive_recv;
-	c.directive.nsid = cpu_to_le32(nsid);
-	c.directive.numd = cpu_to_le32(len ? len / 4 - 1 : 0);
-	c.directive.doper = doper;
 	c.directive.dtype = dtype;
+	c.directive.doper = doper;
 	c.common.cdw12 = cpu_to_le32(cdw12);
-	return __nvme_submit_sync_cmd(ctrl->admin_q, &c, result, buf, len,
-				      NVME_QID_ANY, 0);
+	return nvme_dir_cmd(ns, &c, buf, len, result);
 }
 
 /*
- * Whether the Identify directive of @nsid has Streams supported (@what 0)
- * or enabled (@what 1): bit 1 of the first byte of that bitmap in its
- * Return Parameters.  0 or 1, or the error of the command.
+ * Whether the Identify directive of @ns lists Streams as supported and
+ * as enabled.  0, or the status or error of the command.
  */
-static int nvme_dir_streams_bit(struct nvme_ctrl *ctrl, u32 nsid, int what)
+static int nvme_dir_streams(struct nvme_ns *ns, bool *supported, bool *enabled)
 {
 	struct nvme_dir_identify_params *id;
 	int ret;
@@ -46,128 +77,188 @@ static int nvme_dir_streams_bit(struct nvme_ctrl *ctrl, u32 nsid, int what)
 	id = kzalloc(sizeof(*id), GFP_KERNEL);
 	if (!id)
 		return -ENOMEM;
-	ret = nvme_dir_recv(ctrl, nsid, NVME_DIR_IDENTIFY,
-			    NVME_DIR_RCV_ID_OP_PARAM, 0, id, sizeof(*id), NULL);
-	if (!ret)
-		ret = !!((what ? id->enabled : id->supported)[0] &
-			 (1 << NVME_DIR_STREAMS));
+	ret = nvme_dir_recv(ns, NVME_DIR_IDENTIFY, NVME_DIR_RCV_ID_OP_PARAM, 0,
+			    id, sizeof(*id), NULL);
+	*supported = !ret && (id->supported[0] & (1 << NVME_DIR_STREAMS));
+	*enabled = !ret && (id->enabled[0] & (1 << NVME_DIR_STREAMS));
 	kfree(id);
 	return ret;
 }
 
-/*
- * Called when the controller is (re)initialized: enable Streams for all
- * namespaces if the controller has it.  Streams state does not survive a
- * controller reset, so this runs again after each.
- */
-void nvme_streams_init_ctrl(struct nvme_ctrl *ctrl)
+static int nvme_dir_enable_streams(struct nvme_ns *ns)
 {
 	struct nvme_command c = { };
-	int ret;
-
-	ctrl->streams = false;
-	if (!streams || !(ctrl->oacs & NVME_CTRL_OACS_DIRECTIVES))
-		return;
-
-	ret = nvme_dir_streams_bit(ctrl, NVME_NSID_ALL, 0);
-	if (ret < 0)
-		dev_info(ctrl->device,
-			 "Streams not used: Identify directive failed (%d)\n",
-			 ret);
-	if (ret <= 0)
-		return;
 
 	c.directive.opcode = nvme_admin_directive_send;
-	c.directive.nsid = cpu_to_le32(NVME_NSID_ALL);
-	c.directive.doper = NVME_DIR_SND_ID_OP_ENABLE;
 	c.directive.dtype = NVME_DIR_IDENTIFY;
+	c.directive.doper = NVME_DIR_SND_ID_OP_ENABLE;
 	c.directive.tdtype = NVME_DIR_STREAMS;
 	c.directive.endir = NVME_DIR_ENDIR;
-	ret = nvme_submit_sync_cmd(ctrl->admin_q, &c, NULL, 0);
-	if (ret) {
-		dev_info(ctrl->device,
-			 "Streams not used: enabling them failed (%d)\n", ret);
-		return;
-	}
-	ctrl->streams = true;
+	return nvme_dir_cmd(ns, &c, NULL, 0, NULL);
 }
 
 /*
- * Before the queue is frozen: how many streams namespace @ns gets.  Its
- * own allocation if it has one, else what the controller grants when
- * asked for as many streams as it has (MSL, at most BLK_MAX_STREAMS).
+ * The controller is being (re)initialized: whatever Streams state it had
+ * is gone, so no namespace uses streams until the scan that follows sets
+ * them up again.  I/O is quiesced.
  */
-void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_streams_info *si)
+void nvme_streams_init_ctrl(struct nvme_ctrl *ctrl)
 {
-	struct nvme_ctrl *ctrl = ns->ctrl;
+	struct nvme_ns *ns;
+	int srcu_idx;
+
+	srcu_idx = srcu_read_lock(&ctrl->srcu);
+	list_for_each_entry_srcu(ns, &ctrl->namespaces, list,
+				 srcu_read_lock_held(&ctrl->srcu)) {
+		clear_bit(NVME_NS_STREAMS, &ns->flags);
+		clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
+	}
+	srcu_read_unlock(&ctrl->srcu, srcu_idx);
+}
+
+/* How many streams @ns may use: 0 if none, with the reason in @why. */
+static u16 nvme_streams_setup(struct nvme_ns *ns, const char **why, int *err)
+{
 	struct streams_directive_params p;
-	union nvme_result res;
-	u32 nsid = ns->head->ns_id;
-	u16 want;
+	bool supported, enabled;
 	int ret;
 
-	si->max_streams = 0;
-	/* Not every namespace of a controller with Streams has them. */
-	if (!ctrl->streams || nvme_dir_streams_bit(ctrl, nsid, 1) <= 0)
-		return;
+	*why = NULL;
+	if (!streams || ns->ctrl->streams_broken ||
+	    !(ns->ctrl->oacs & NVME_CTRL_OACS_DIRECTIVES))
+		return 0;
+	/* A device that rejects the Identify directive has no Streams. */
+	ret = nvme_dir_streams(ns, &supported, &enabled);
+	if (ret || !supported)
+		return 0;
 
-	ret = nvme_dir_recv(ctrl, nsid, NVME_DIR_STREAMS,
-			    NVME_DIR_RCV_ST_OP_PARAM, 0, &p, sizeof(p), NULL);
-	if (ret) {
-		dev_info(ctrl->device,
-			 "nsid %u: Streams not used: parameters failed (%d)\n",
-			 nsid, ret);
-		return;
+	if (test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags)) {
+		/* Refused although enabled: no more until a reset. */
+		if (enabled)
+			return 0;
+		/* The device lost its state (the namespace went and came). */
+		clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
 	}
-	si->max_streams = le16_to_cpu(p.nsa);
-	if (!si->max_streams) {
-		want = min_t(u16, le16_to_cpu(p.msl), BLK_MAX_STREAMS);
-		ret = want ? nvme_dir_recv(ctrl, nsid, NVME_DIR_STREAMS,
-					   NVME_DIR_RCV_ST_OP_RESOURCE, want,
-					   NULL, 0, &res) : -EINVAL;
-		if (!ret)
-			si->max_streams = le32_to_cpu(res.u32) & 0xffff;
-		if (!si->max_streams) {
-			dev_info(ctrl->device,
-				 "nsid %u: Streams not used: no stream granted (%d)\n",
-				 nsid, ret);
-			return;
+	if (!enabled) {
+		ret = nvme_dir_enable_streams(ns);
+		if (ret) {
+			*why = "enabling them failed";
+			*err = ret;
+			return 0;
 		}
 	}
-	si->max_streams = min_t(u16, si->max_streams, BLK_MAX_STREAMS);
+
+	ret = nvme_dir_recv(ns, NVME_DIR_STREAMS, NVME_DIR_RCV_ST_OP_PARAM, 0,
+			    &p, sizeof(p), NULL);
+	if (ret) {
+		*why = "parameters failed";
+		*err = ret;
+		return 0;
+	}
+	/* Streams of the shared pool, or of an allocation someone made. */
+	if (!p.nssa && !p.nsa) {
+		*why = "no stream resources available";
+		*err = 0;
+		return 0;
+	}
+	if (!p.msl)
+		return 0;
 	/*
 	 * Said when the count changes, not applied: io_min and io_opt stay
 	 * as they were.
 	 */
-	if (si->max_streams != ns->disk->queue->limits.max_streams)
-		dev_info(ctrl->device,
+	if (min_t(u16, le16_to_cpu(p.msl), BLK_MAX_STREAMS) != ns->nr_streams)
+		dev_info(ns->ctrl->device,
 			 "nsid %u: %u streams, write size %u blocks, granularity %u\n",
-			 nsid, si->max_streams, le32_to_cpu(p.sws),
-			 le16_to_cpu(p.sgs));
-}
-
-/* Inside the limits update: the streams found by nvme_streams_query_ns(). */
-void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
-			     struct nvme_streams_info *si)
-{
-	lim->max_streams = si->max_streams;
+			 ns->head->ns_id,
+			 min_t(u16, le16_to_cpu(p.msl), BLK_MAX_STREAMS),
+			 le32_to_cpu(p.sws), le16_to_cpu(p.sgs));
+	return min_t(u16, le16_to_cpu(p.msl), BLK_MAX_STREAMS);
 }
 
 /*
- * The streams a multipath head offers: the fewest of its paths'.  Worked
- * out afresh at each update, as stacking onto the head's own limit could
- * only ever lower it, and a path's count grows again after a reset.
+ * Before the queue is frozen, at each scan: set up the streams of @ns
+ * and say how many it has.  A failure is logged once: when the namespace
+ * had streams, or when it is new.
+ */
+void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_streams_info *si)
+{
+	const char *why;
+	int err;
+
+	si->max_streams = nvme_streams_setup(ns, &why, &err);
+	if (si->max_streams) {
+		set_bit(NVME_NS_STREAMS, &ns->flags);
+		return;
+	}
+	clear_bit(NVME_NS_STREAMS, &ns->flags);
+	if (why && (ns->nr_streams || !test_bit(NVME_NS_READY, &ns->flags)))
+		dev_info(ns->ctrl->device,
+			 "nsid %u: Streams not used: %s (%d)\n",
+			 ns->head->ns_id, why, err);
+}
+
+/*
+ * Inside the limits update: the streams found by nvme_streams_query_ns().
+ * Without multipath they are also what the namespace head has.  Of
+ * those, max_streams counts the ones stream IDs go to.
+ */
+void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
+			     struct nvme_streams_info *si)
+{
+	WRITE_ONCE(ns->nr_streams, si->max_streams);
+	lim->max_streams = nvme_streams_for_ids(si->max_streams);
+	if (!nvme_ns_head_multipath(ns->head))
+		WRITE_ONCE(ns->head->nr_streams, si->max_streams);
+}
+
+/*
+ * Inside the limits update of a multipath head: the streams it offers,
+ * the fewest of its paths', which every path folds stream IDs onto, so
+ * that an ID goes to the same stream whichever path carries it.  Worked
+ * out afresh at each update, as a path's count grows again after a reset
+ * that brings its streams back.  Returns the head's max_streams.
  */
 u16 nvme_streams_head_max(struct nvme_ns_head *head)
 {
-	unsigned short max = BLK_MAX_STREAMS;
+	u8 max = BLK_MAX_STREAMS;
 	struct nvme_ns *ns;
 	int srcu_idx;
 
 	srcu_idx = srcu_read_lock(&head->srcu);
 	list_for_each_entry_srcu(ns, &head->list, siblings,
 				 srcu_read_lock_held(&head->srcu))
-		max = min(max, ns->disk->queue->limits.max_streams);
+		max = min(max, READ_ONCE(ns->nr_streams));
 	srcu_read_unlock(&head->srcu, srcu_idx);
-	return max;
+	WRITE_ONCE(head->nr_streams, max);
+	return nvme_streams_for_ids(max);
+}
+
+/*
+ * A write that the device refused with Invalid Field while it carried the
+ * Streams directive: the device no longer has Streams enabled for the
+ * namespace (it was reset, or the namespace went and came back), or does
+ * not take them at all.  The namespace stops using streams, with one log
+ * line, and a scan sets them up again where the device merely lost its
+ * state; the caller sends the write again, which goes without directive.
+ */
+bool nvme_streams_refused(struct request *req)
+{
+	struct nvme_ns *ns = req->q->queuedata;
+	struct nvme_command *cmd = nvme_req(req)->cmd;
+
+	if ((nvme_req(req)->status & NVME_SCT_SC_MASK) !=
+	    NVME_SC_INVALID_FIELD || blk_rq_is_passthrough(req) ||
+	    req_op(req) != REQ_OP_WRITE || !ns ||
+	    (le16_to_cpu(cmd->rw.control) & NVME_RW_DTYPE_MASK) !=
+	    NVME_RW_DTYPE_STREAMS)
+		return false;
+	if (test_and_clear_bit(NVME_NS_STREAMS, &ns->flags)) {
+		set_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
+		dev_info(ns->ctrl->device,
+			 "nsid %u: Streams not used: a write was refused for its stream\n",
+			 ns->head->ns_id);
+		nvme_queue_scan(ns->ctrl);
+	}
+	return true;
 }

@@ -5,26 +5,58 @@
  * A namespace whose "streams" attribute is not 0 offers that many streams
  * (MSL) through the Identify and Streams directives, counts the writes it
  * receives per stream in "stream_stats" and passes the stream of each
- * write on to its backing block device.  The state the NVMe base
- * specification keeps per host (whether Streams is enabled, the streams
- * allocated and those open) is kept per controller and namespace, so it
- * goes with a controller reset.
+ * write on to its backing block device.
+ *
+ * The NVMe base specification keeps the Streams state of a namespace per
+ * host: whether Streams is enabled, the streams allocated to it and those
+ * open.  Here that is one struct nvmet_streams_host per host identifier
+ * on the namespace's list, shared by every controller of that host, over
+ * several ports or across a reconnect.  It ends, as the Identify
+ * directive says it does not persist across a reset, when the last
+ * controller of its host is reset or shut down (CC.EN cleared, CC.SHN
+ * set) or goes away; the namespace being disabled ends all of it.
+ *
+ * MSL is also the number of streams that may be open in the namespace at
+ * once, over all hosts, and a host with an allocation (NSA) keeps at most
+ * that many open.  A write to a stream that is not open opens it; where
+ * that would pass either bound, a stream is first released implicitly:
+ * the lowest its host has open, else the lowest another host has open.
+ * No write is refused for lack of stream resources.
+ *
+ * Locking: the subsystem lock guards the list of hosts, whether Streams
+ * is enabled and the allocations; the namespace's spinlock guards the
+ * open streams, which writes change.  Entries are only added to the list
+ * (with RCU, so that writes can walk it) until the namespace is disabled,
+ * when no command uses it any more and all of it is freed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 #include <linux/bitmap.h>
+#include <linux/rculist.h>
 #include <linux/slab.h>
 #include "nvmet.h"
 
-/* What one controller holds of the streams of one namespace. */
-struct nvmet_streams_state {
-	bool		enabled;
-	u16		allocated;	/* NSA */
+/* What one host holds of the streams of one namespace. */
+struct nvmet_streams_host {
+	struct list_head	entry;		/* in nvmet_ns_streams.hosts */
+	uuid_t			hostid;
+	bool			enabled;
+	u16			allocated;	/* NSA */
+	u16			nr_open;	/* NSO */
 	DECLARE_BITMAP(open, NVMET_MAX_STREAMS + 1);
 };
 
 struct nvmet_stream_stats {
 	atomic64_t	requests;
 	atomic64_t	sectors;
+};
+
+/* The Streams state of an enabled namespace with streams. */
+struct nvmet_ns_streams {
+	struct list_head	hosts;
+	spinlock_t		lock;		/* the hosts' open streams */
+	u16			allocated;	/* all hosts' NSA */
+	u16			nr_open;	/* NSSO */
+	struct nvmet_stream_stats stats[];	/* by stream, 0 for none */
 };
 
 bool nvmet_subsys_has_streams(struct nvmet_subsys *subsys)
@@ -38,125 +70,250 @@ bool nvmet_subsys_has_streams(struct nvmet_subsys *subsys)
 	return false;
 }
 
+/*
+ * A new controller, subsystem lock held: it offers Directives (OACS and
+ * the Commands Supported and Effects log) if some namespace has streams
+ * now, and keeps saying the same until it goes, whatever namespaces come
+ * and go.
+ */
+void nvmet_streams_ctrl_init(struct nvmet_ctrl *ctrl)
+{
+	lockdep_assert_held(&ctrl->subsys->lock);
+	ctrl->directives = nvmet_subsys_has_streams(ctrl->subsys);
+}
+
 int nvmet_streams_ns_enable(struct nvmet_ns *ns)
 {
+	struct nvmet_ns_streams *sd;
+
 	if (!ns->streams)
 		return 0;
-	ns->stream_stats = kcalloc(ns->streams + 1, sizeof(*ns->stream_stats),
-				   GFP_KERNEL);
-	return ns->stream_stats ? 0 : -ENOMEM;
+	sd = kzalloc(struct_size(sd, stats, ns->streams + 1), GFP_KERNEL);
+	if (!sd)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&sd->hosts);
+	spin_lock_init(&sd->lock);
+	ns->streams_state = sd;
+	return 0;
 }
 
 /*
- * The streams all controllers hold of @ns: allocated (what the subsystem
- * no longer has available) and open.  Called with the subsystem lock held.
+ * The namespace is going, subsystem lock held: no command uses it any
+ * more.  Every host's state goes with it.
  */
-static void nvmet_streams_held(struct nvmet_ns *ns, unsigned int *allocated,
-			       unsigned int *open)
+void nvmet_streams_ns_disable(struct nvmet_ns *ns)
 {
-	struct nvmet_streams_state *state;
-	struct nvmet_ctrl *ctrl;
+	struct nvmet_ns_streams *sd = ns->streams_state;
+	struct nvmet_streams_host *h, *next;
 
-	*allocated = 0;
-	*open = 0;
-	list_for_each_entry(ctrl, &ns->subsys->ctrls, subsys_entry) {
-		state = xa_load(&ctrl->streams, ns->nsid);
-		if (!state)
+	lockdep_assert_held(&ns->subsys->lock);
+	if (!sd)
+		return;
+	ns->streams_state = NULL;
+	list_for_each_entry_safe(h, next, &sd->hosts, entry)
+		kfree(h);
+	kfree(sd);
+}
+
+/* The state of host @hostid in @sd, NULL if it has none. */
+static struct nvmet_streams_host *
+nvmet_streams_find_host(struct nvmet_ns_streams *sd, const uuid_t *hostid)
+{
+	struct nvmet_streams_host *h, *found = NULL;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(h, &sd->hosts, entry) {
+		if (uuid_equal(&h->hostid, hostid)) {
+			found = h;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* The state of @req's host in @ns, made on first use; subsystem lock held. */
+static struct nvmet_streams_host *nvmet_streams_get_host(struct nvmet_req *req,
+							 struct nvmet_ns *ns)
+{
+	struct nvmet_ns_streams *sd = ns->streams_state;
+	const uuid_t *hostid = &req->sq->ctrl->hostid;
+	struct nvmet_streams_host *h;
+
+	lockdep_assert_held(&ns->subsys->lock);
+	h = nvmet_streams_find_host(sd, hostid);
+	if (h)
+		return h;
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h)
+		return NULL;
+	uuid_copy(&h->hostid, hostid);
+	list_add_tail_rcu(&h->entry, &sd->hosts);
+	return h;
+}
+
+/* Release stream @id of host @h; namespace spinlock held. */
+static void nvmet_streams_close(struct nvmet_ns_streams *sd,
+				struct nvmet_streams_host *h, unsigned int id)
+{
+	lockdep_assert_held(&sd->lock);
+	if (!__test_and_clear_bit(id, h->open))
+		return;
+	h->nr_open--;
+	sd->nr_open--;
+}
+
+/* Host @h has Streams no more: nothing enabled, allocated or open. */
+static void nvmet_streams_host_reset(struct nvmet_ns_streams *sd,
+				     struct nvmet_streams_host *h)
+{
+	unsigned long flags;
+	unsigned int id;
+
+	WRITE_ONCE(h->enabled, false);
+	sd->allocated -= h->allocated;
+	WRITE_ONCE(h->allocated, 0);
+	spin_lock_irqsave(&sd->lock, flags);
+	for_each_set_bit(id, h->open, NVMET_MAX_STREAMS + 1)
+		nvmet_streams_close(sd, h, id);
+	spin_unlock_irqrestore(&sd->lock, flags);
+}
+
+/*
+ * The Streams state of @ctrl's host ends, in every namespace, if no other
+ * controller of the host is left to use it.  Subsystem lock held.
+ */
+static void nvmet_streams_host_end(struct nvmet_ctrl *ctrl)
+{
+	struct nvmet_subsys *subsys = ctrl->subsys;
+	struct nvmet_streams_host *h;
+	struct nvmet_ctrl *other;
+	struct nvmet_ns *ns;
+	unsigned long idx;
+
+	lockdep_assert_held(&subsys->lock);
+	list_for_each_entry(other, &subsys->ctrls, subsys_entry)
+		if (other != ctrl && uuid_equal(&other->hostid, &ctrl->hostid))
+			return;
+	xa_for_each(&subsys->namespaces, idx, ns) {
+		if (!ns->streams_state)
 			continue;
-		*allocated += state->allocated;
-		*open += bitmap_weight(state->open, NVMET_MAX_STREAMS + 1);
+		h = nvmet_streams_find_host(ns->streams_state, &ctrl->hostid);
+		if (h)
+			nvmet_streams_host_reset(ns->streams_state, h);
 	}
 }
 
 /*
- * The namespace is going: no command uses it any more.  Drop what every
- * controller holds of it.  Called with the subsystem lock held.
+ * A controller was reset or shut down (CC.EN cleared, CC.SHN set), or is
+ * gone without either, off the subsystem's list.
  */
-void nvmet_streams_ns_disable(struct nvmet_ns *ns)
+void nvmet_streams_ctrl_reset(struct nvmet_ctrl *ctrl)
 {
-	struct nvmet_ctrl *ctrl;
-
-	list_for_each_entry(ctrl, &ns->subsys->ctrls, subsys_entry)
-		kfree(xa_erase(&ctrl->streams, ns->nsid));
-	kfree(ns->stream_stats);
-	ns->stream_stats = NULL;
+	mutex_lock(&ctrl->subsys->lock);
+	nvmet_streams_host_end(ctrl);
+	mutex_unlock(&ctrl->subsys->lock);
 }
 
 /*
- * The controller is off the subsystem's list: what it held no longer
- * counts, and no namespace can reach its state.
+ * A write opens stream @id of host @h, releasing one first where the
+ * host's allocation or MSL would be passed (see the top of this file).
  */
-void nvmet_streams_ctrl_free(struct nvmet_ctrl *ctrl)
+static void nvmet_streams_open(struct nvmet_ns *ns,
+			       struct nvmet_streams_host *h, unsigned int id)
 {
-	struct nvmet_streams_state *state;
-	unsigned long nsid;
+	struct nvmet_ns_streams *sd = ns->streams_state;
+	struct nvmet_streams_host *victim = h, *o;
+	unsigned int cap = READ_ONCE(h->allocated);
+	unsigned long flags;
 
-	xa_for_each(&ctrl->streams, nsid, state)
-		kfree(state);
-	xa_destroy(&ctrl->streams);
+	spin_lock_irqsave(&sd->lock, flags);
+	if (test_bit(id, h->open))
+		goto out;
+	if (sd->nr_open >= ns->streams || (cap && h->nr_open >= cap)) {
+		if (!h->nr_open) {
+			rcu_read_lock();
+			list_for_each_entry_rcu(o, &sd->hosts, entry) {
+				if (o->nr_open) {
+					victim = o;
+					break;
+				}
+			}
+			rcu_read_unlock();
+		}
+		nvmet_streams_close(sd, victim,
+				    find_first_bit(victim->open,
+						   NVMET_MAX_STREAMS + 1));
+	}
+	__set_bit(id, h->open);
+	h->nr_open++;
+	sd->nr_open++;
+out:
+	spin_unlock_irqrestore(&sd->lock, flags);
 }
 
-static void nvmet_stream_count(struct nvmet_ns *ns, u16 stream, u32 sectors)
+static u16 nvmet_streams_invalid(struct nvmet_req *req, size_t loc)
 {
-	atomic64_inc(&ns->stream_stats[stream].requests);
-	atomic64_add(sectors, &ns->stream_stats[stream].sectors);
+	req->error_loc = loc;
+	return NVME_SC_INVALID_FIELD | NVME_STATUS_DNR;
 }
 
 /*
  * A command to a namespace with streams: a write with the Streams
  * directive must name a stream the namespace has, with Streams enabled
- * by this controller; the stream is then open.  Every write is counted
- * under its stream, 0 for none.
+ * by its host; the stream is then open.  Every write is counted under its
+ * stream, 0 for none.  Reads and other commands are left alone.
  */
 u16 nvmet_streams_parse_io_cmd(struct nvmet_req *req)
 {
 	struct nvme_rw_command *rw = &req->cmd->rw;
-	struct nvmet_streams_state *state;
 	struct nvmet_ns *ns = req->ns;
-	u8 dtype;
-	u16 dspec;
+	struct nvmet_ns_streams *sd = ns->streams_state;
+	struct nvmet_streams_host *h;
+	u16 dspec = 0;
 
 	if (rw->opcode != nvme_cmd_write)
 		return NVME_SC_SUCCESS;
-	dtype = nvmet_rw_dtype(rw);
-	dspec = 0;
-	if (dtype) {
-		if (dtype != NVME_DIR_STREAMS) {
-			req->error_loc = offsetof(struct nvme_rw_command,
-						  control);
-			return NVME_SC_INVALID_FIELD | NVME_STATUS_DNR;
-		}
-		state = xa_load(&req->sq->ctrl->streams, ns->nsid);
-		if (!state || !READ_ONCE(state->enabled)) {
-			req->error_loc = offsetof(struct nvme_rw_command,
-						  control);
-			return NVME_SC_INVALID_FIELD | NVME_STATUS_DNR;
-		}
-		dspec = le32_to_cpu(rw->dsmgmt) >> 16;
-		if (dspec > ns->streams) {
-			req->error_loc = offsetof(struct nvme_rw_command,
-						  dsmgmt);
-			return NVME_SC_INVALID_FIELD | NVME_STATUS_DNR;
-		}
-		if (dspec)
-			set_bit(dspec, state->open);
+	if (nvmet_rw_dtype(rw)) {
+		if (nvmet_rw_dtype(rw) != NVME_DIR_STREAMS)
+			return nvmet_streams_invalid(req,
+				offsetof(struct nvme_rw_command, control));
+		h = nvmet_streams_find_host(sd, &req->sq->ctrl->hostid);
+		if (!h || !READ_ONCE(h->enabled))
+			return nvmet_streams_invalid(req,
+				offsetof(struct nvme_rw_command, control));
+		/* DSPEC: CDW13 bits 31:16, byte 54 of the command. */
+		dspec = nvmet_rw_dspec(rw);
+		if (dspec > ns->streams)
+			return nvmet_streams_invalid(req,
+				offsetof(struct nvme_rw_command, dsmgmt) + 2);
+		if (dspec && !test_bit(dspec, h->open))
+			nvmet_streams_open(ns, h, dspec);
 	}
-	nvmet_stream_count(ns, dspec, nvmet_rw_data_len(req) >> SECTOR_SHIFT);
+	atomic64_inc(&sd->stats[dspec].requests);
+	atomic64_add(nvmet_rw_data_len(req) >> SECTOR_SHIFT,
+		     &sd->stats[dspec].sectors);
 	return NVME_SC_SUCCESS;
 }
 
+/*
+ * "stream_stats": "<id> <write requests> <sectors>" per stream that got
+ * writes; nothing while the namespace is disabled.  With @buf NULL, the
+ * length only.
+ */
 ssize_t nvmet_stream_stats_read(struct nvmet_ns *ns, char *buf, size_t size)
 {
 	char line[48];	/* "255 <u64> <u64>\n" */
+	struct nvmet_ns_streams *sd;
 	size_t len = 0;
 	unsigned int id;
 	int n;
 
-	if (!ns->stream_stats)
-		return 0;
-	for (id = 0; id <= ns->streams; id++) {
-		u64 requests = atomic64_read(&ns->stream_stats[id].requests);
-		u64 sectors = atomic64_read(&ns->stream_stats[id].sectors);
+	mutex_lock(&ns->subsys->lock);
+	sd = ns->streams_state;
+	for (id = 0; sd && id <= ns->streams; id++) {
+		u64 requests = atomic64_read(&sd->stats[id].requests);
+		u64 sectors = atomic64_read(&sd->stats[id].sectors);
 
 		if (!requests)
 			continue;
@@ -168,66 +325,41 @@ ssize_t nvmet_stream_stats_read(struct nvmet_ns *ns, char *buf, size_t size)
 			memcpy(buf + len, line, n);
 		len += n;
 	}
+	mutex_unlock(&ns->subsys->lock);
 	return len;
 }
 
 void nvmet_stream_stats_reset(struct nvmet_ns *ns)
 {
+	struct nvmet_ns_streams *sd;
 	unsigned int id;
 
-	if (!ns->stream_stats)
-		return;
-	for (id = 0; id <= ns->streams; id++) {
-		atomic64_set(&ns->stream_stats[id].requests, 0);
-		atomic64_set(&ns->stream_stats[id].sectors, 0);
+	mutex_lock(&ns->subsys->lock);
+	sd = ns->streams_state;
+	for (id = 0; sd && id <= ns->streams; id++) {
+		atomic64_set(&sd->stats[id].requests, 0);
+		atomic64_set(&sd->stats[id].sectors, 0);
 	}
+	mutex_unlock(&ns->subsys->lock);
 }
 
 /* --- Directive Send and Directive Receive. */
 
-static u16 nvmet_dir_invalid(struct nvmet_req *req, size_t loc)
-{
-	req->error_loc = loc;
-	return NVME_SC_INVALID_FIELD | NVME_STATUS_DNR;
-}
-
 #define DIR_LOC(field)	offsetof(struct nvme_directive_cmd, field)
-
-/* The state of @req's controller for @ns, made on first use. */
-static struct nvmet_streams_state *nvmet_streams_state(struct nvmet_req *req,
-						       struct nvmet_ns *ns)
-{
-	struct nvmet_ctrl *ctrl = req->sq->ctrl;
-	struct nvmet_streams_state *state, *old;
-
-	state = xa_load(&ctrl->streams, ns->nsid);
-	if (state)
-		return state;
-	state = kzalloc(sizeof(*state), GFP_KERNEL);
-	if (!state)
-		return NULL;
-	old = xa_cmpxchg(&ctrl->streams, ns->nsid, NULL, state, GFP_KERNEL);
-	if (old) {
-		kfree(state);
-		return xa_is_err(old) ? NULL : old;
-	}
-	return state;
-}
 
 /* Enable Directive: Streams on or off for @ns; subsystem lock held. */
 static u16 nvmet_streams_enable(struct nvmet_req *req, struct nvmet_ns *ns,
 				bool enable)
 {
-	struct nvmet_streams_state *state;
+	struct nvmet_streams_host *h;
 
-	state = nvmet_streams_state(req, ns);
-	if (!state)
+	h = nvmet_streams_get_host(req, ns);
+	if (!h)
 		return NVME_SC_INTERNAL;
-	if (!enable) {
-		state->allocated = 0;
-		bitmap_zero(state->open, NVMET_MAX_STREAMS + 1);
-	}
-	WRITE_ONCE(state->enabled, enable);
+	if (enable)
+		WRITE_ONCE(h->enabled, true);
+	else
+		nvmet_streams_host_reset(ns->streams_state, h);
 	return NVME_SC_SUCCESS;
 }
 
@@ -241,19 +373,19 @@ static u16 nvmet_dir_identify_send(struct nvmet_req *req)
 	u16 status;
 
 	if (cmd->doper != NVME_DIR_SND_ID_OP_ENABLE)
-		return nvmet_dir_invalid(req, DIR_LOC(doper));
+		return nvmet_streams_invalid(req, DIR_LOC(doper));
 	/* Only Streams can be enabled: Identify always is. */
 	if (cmd->tdtype != NVME_DIR_STREAMS)
-		return nvmet_dir_invalid(req, DIR_LOC(tdtype));
+		return nvmet_streams_invalid(req, DIR_LOC(tdtype));
 
 	mutex_lock(&subsys->lock);
 	if (req->ns) {
 		status = req->ns->streams ?
 			nvmet_streams_enable(req, req->ns, enable) :
-			nvmet_dir_invalid(req, DIR_LOC(tdtype));
+			nvmet_streams_invalid(req, DIR_LOC(tdtype));
 	} else {
 		/* NSID FFFFFFFFh: every namespace that has streams. */
-		status = nvmet_dir_invalid(req, DIR_LOC(tdtype));
+		status = nvmet_streams_invalid(req, DIR_LOC(tdtype));
 		xa_for_each(&subsys->namespaces, idx, ns) {
 			if (!ns->streams)
 				continue;
@@ -266,38 +398,70 @@ static u16 nvmet_dir_identify_send(struct nvmet_req *req)
 	return status;
 }
 
+/* Streams operations other than Return Parameters need Streams enabled. */
+static struct nvmet_streams_host *nvmet_streams_enabled(struct nvmet_req *req)
+{
+	struct nvmet_streams_host *h;
+
+	h = nvmet_streams_find_host(req->ns->streams_state,
+				    &req->sq->ctrl->hostid);
+	return h && h->enabled ? h : NULL;
+}
+
 static u16 nvmet_dir_streams_send(struct nvmet_req *req)
 {
 	struct nvme_directive_cmd *cmd = &req->cmd->directive;
 	struct nvmet_ns *ns = req->ns;
-	struct nvmet_streams_state *state;
+	struct nvmet_ns_streams *sd = ns->streams_state;
+	struct nvmet_streams_host *h;
 	u16 status = NVME_SC_SUCCESS;
+	unsigned long flags;
 	u16 id;
 
 	mutex_lock(&ns->subsys->lock);
-	state = xa_load(&req->sq->ctrl->streams, ns->nsid);
-	if (!state || !state->enabled) {
-		status = nvmet_dir_invalid(req, DIR_LOC(dtype));
+	h = nvmet_streams_enabled(req);
+	if (!h) {
+		status = nvmet_streams_invalid(req, DIR_LOC(dtype));
 		goto out;
 	}
 	switch (cmd->doper) {
 	case NVME_DIR_SND_ST_OP_REL_ID:
 		id = le16_to_cpu(cmd->dspec);
 		if (!id || id > ns->streams) {
-			status = nvmet_dir_invalid(req, DIR_LOC(dspec));
+			status = nvmet_streams_invalid(req, DIR_LOC(dspec));
 			break;
 		}
-		clear_bit(id, state->open);
+		spin_lock_irqsave(&sd->lock, flags);
+		nvmet_streams_close(sd, h, id);
+		spin_unlock_irqrestore(&sd->lock, flags);
 		break;
 	case NVME_DIR_SND_ST_OP_REL_RSC:
-		state->allocated = 0;
+		sd->allocated -= h->allocated;
+		WRITE_ONCE(h->allocated, 0);
 		break;
 	default:
-		status = nvmet_dir_invalid(req, DIR_LOC(doper));
+		status = nvmet_streams_invalid(req, DIR_LOC(doper));
 	}
 out:
 	mutex_unlock(&ns->subsys->lock);
 	return status;
+}
+
+/*
+ * The namespace a directive command names, where it names one: Identify
+ * with NSID FFFFFFFFh stands for all of them.  Looked up here, in process
+ * context, rather than when the command is parsed: for an NSID that is
+ * not active the lookup sleeps, and some transports parse in atomic
+ * context.
+ */
+static u16 nvmet_dir_find_ns(struct nvmet_req *req)
+{
+	struct nvme_directive_cmd *cmd = &req->cmd->directive;
+
+	if (cmd->dtype == NVME_DIR_IDENTIFY &&
+	    le32_to_cpu(cmd->nsid) == NVME_NSID_ALL)
+		return NVME_SC_SUCCESS;
+	return nvmet_req_find_ns(req);
 }
 
 static void nvmet_execute_dir_send(struct nvmet_req *req)
@@ -309,6 +473,9 @@ static void nvmet_execute_dir_send(struct nvmet_req *req)
 	if (!nvmet_check_transfer_len(req, 0))
 		return;
 
+	status = nvmet_dir_find_ns(req);
+	if (status)
+		goto out;
 	switch (cmd->dtype) {
 	case NVME_DIR_IDENTIFY:
 		status = nvmet_dir_identify_send(req);
@@ -316,11 +483,12 @@ static void nvmet_execute_dir_send(struct nvmet_req *req)
 	case NVME_DIR_STREAMS:
 		status = req->ns && req->ns->streams ?
 			nvmet_dir_streams_send(req) :
-			nvmet_dir_invalid(req, DIR_LOC(dtype));
+			nvmet_streams_invalid(req, DIR_LOC(dtype));
 		break;
 	default:
-		status = nvmet_dir_invalid(req, DIR_LOC(dtype));
+		status = nvmet_streams_invalid(req, DIR_LOC(dtype));
 	}
+out:
 	nvmet_req_complete(req, status);
 }
 
@@ -339,15 +507,16 @@ static u16 nvmet_dir_copy(struct nvmet_req *req, const void *buf, size_t len)
 static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 {
 	struct nvmet_subsys *subsys = nvmet_req_subsys(req);
+	const uuid_t *hostid = &req->sq->ctrl->hostid;
 	struct nvme_dir_identify_params *id;
-	struct nvmet_streams_state *state;
+	struct nvmet_streams_host *h;
 	bool supported = false, enabled = true;
 	struct nvmet_ns *ns;
 	unsigned long idx;
 	u16 status;
 
 	if (req->cmd->directive.doper != NVME_DIR_RCV_ID_OP_PARAM)
-		return nvmet_dir_invalid(req, DIR_LOC(doper));
+		return nvmet_streams_invalid(req, DIR_LOC(doper));
 	id = kzalloc(sizeof(*id), GFP_KERNEL);
 	if (!id)
 		return NVME_SC_INTERNAL;
@@ -356,9 +525,9 @@ static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 	xa_for_each(&subsys->namespaces, idx, ns) {
 		if (!ns->streams || (req->ns && req->ns != ns))
 			continue;
-		state = xa_load(&req->sq->ctrl->streams, ns->nsid);
+		h = nvmet_streams_find_host(ns->streams_state, hostid);
 		supported = true;
-		enabled &= state && state->enabled;
+		enabled &= h && h->enabled;
 	}
 	mutex_unlock(&subsys->lock);
 
@@ -377,76 +546,97 @@ static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 #define NVMET_STREAM_WRITE_SIZE		4096
 #define NVMET_STREAM_GRANULARITY	256
 
-static u16 nvmet_dir_streams_recv(struct nvmet_req *req)
+static u16 nvmet_streams_params(struct nvmet_req *req)
+{
+	struct nvmet_ns *ns = req->ns;
+	struct nvmet_ns_streams *sd = ns->streams_state;
+	struct streams_directive_params params = { };
+	struct nvmet_streams_host *h;
+	unsigned long flags;
+
+	mutex_lock(&ns->subsys->lock);
+	h = nvmet_streams_find_host(sd, &req->sq->ctrl->hostid);
+	params.msl = cpu_to_le16(ns->streams);
+	params.nssa = cpu_to_le16(ns->streams - sd->allocated);
+	params.sws = cpu_to_le32(max(1U, NVMET_STREAM_WRITE_SIZE >>
+				     ns->blksize_shift));
+	params.sgs = cpu_to_le16(NVMET_STREAM_GRANULARITY);
+	spin_lock_irqsave(&sd->lock, flags);
+	params.nsso = cpu_to_le16(sd->nr_open);
+	if (h) {
+		params.nsa = cpu_to_le16(h->allocated);
+		params.nso = cpu_to_le16(h->nr_open);
+	}
+	spin_unlock_irqrestore(&sd->lock, flags);
+	mutex_unlock(&ns->subsys->lock);
+	return nvmet_dir_copy(req, &params, sizeof(params));
+}
+
+/* Get Status: the number of open streams, then their IDs, ascending. */
+static u16 nvmet_streams_status(struct nvmet_req *req,
+				struct nvmet_streams_host *h)
+{
+	struct nvmet_ns_streams *sd = req->ns->streams_state;
+	unsigned long flags;
+	unsigned int id, n = 0;
+	__le16 *open;
+	u16 status;
+
+	open = kcalloc(NVMET_MAX_STREAMS + 1, sizeof(*open), GFP_KERNEL);
+	if (!open)
+		return NVME_SC_INTERNAL;
+	spin_lock_irqsave(&sd->lock, flags);
+	for_each_set_bit(id, h->open, NVMET_MAX_STREAMS + 1)
+		open[++n] = cpu_to_le16(id);
+	spin_unlock_irqrestore(&sd->lock, flags);
+	open[0] = cpu_to_le16(n);
+	status = nvmet_dir_copy(req, open, (n + 1) * sizeof(*open));
+	kfree(open);
+	return status;
+}
+
+/* Allocate Resources: NSR (CDW12 bits 15:0) more streams, as many as left. */
+static u16 nvmet_streams_allocate(struct nvmet_req *req,
+				  struct nvmet_streams_host *h)
 {
 	struct nvme_directive_cmd *cmd = &req->cmd->directive;
 	struct nvmet_ns *ns = req->ns;
-	struct nvmet_streams_state *state;
-	struct streams_directive_params params = { };
-	unsigned int id, n = 0, allocated, opened;
-	u16 status = NVME_SC_SUCCESS;
-	__le16 *open = NULL;
-	u16 want;
+	struct nvmet_ns_streams *sd = ns->streams_state;
+	u16 want = cmd->endir | cmd->tdtype << 8;
 
-	mutex_lock(&ns->subsys->lock);
-	state = xa_load(&req->sq->ctrl->streams, ns->nsid);
-	nvmet_streams_held(ns, &allocated, &opened);
-	switch (cmd->doper) {
-	case NVME_DIR_RCV_ST_OP_PARAM:
-		params.msl = cpu_to_le16(ns->streams);
-		params.nssa = cpu_to_le16(ns->streams - allocated);
-		params.nsso = cpu_to_le16(opened);
-		params.sws = cpu_to_le32(max(1U, NVMET_STREAM_WRITE_SIZE >>
-					     ns->blksize_shift));
-		params.sgs = cpu_to_le16(NVMET_STREAM_GRANULARITY);
-		if (state) {
-			n = bitmap_weight(state->open, NVMET_MAX_STREAMS + 1);
-			params.nsa = cpu_to_le16(state->allocated);
-			params.nso = cpu_to_le16(n);
-		}
-		mutex_unlock(&ns->subsys->lock);
-		return nvmet_dir_copy(req, &params, sizeof(params));
-	case NVME_DIR_RCV_ST_OP_STATUS:
-		if (!state || !state->enabled)
-			break;
-		open = kcalloc(NVMET_MAX_STREAMS + 1, sizeof(*open), GFP_KERNEL);
-		if (!open) {
-			status = NVME_SC_INTERNAL;
-			goto out;
-		}
-		for_each_set_bit(id, state->open, NVMET_MAX_STREAMS + 1)
-			open[++n] = cpu_to_le16(id);
-		open[0] = cpu_to_le16(n);
-		mutex_unlock(&ns->subsys->lock);
-		status = nvmet_dir_copy(req, open, (n + 1) * sizeof(*open));
-		kfree(open);
-		return status;
-	case NVME_DIR_RCV_ST_OP_RESOURCE:
-		if (!state || !state->enabled)
-			break;
-		/* NSR: CDW12 bits 15:0 */
-		want = cmd->endir | cmd->tdtype << 8;
-		if (!want) {
-			status = nvmet_dir_invalid(req, DIR_LOC(endir));
-			goto out;
-		}
-		want = min_t(unsigned int, want, ns->streams - allocated);
-		if (!want) {
-			status = NVME_SC_STREAM_ALLOC_FAILED | NVME_STATUS_DNR;
-			goto out;
-		}
-		state->allocated += want;
-		req->cqe->result.u32 = cpu_to_le32(want);
-		break;
-	default:
-		status = nvmet_dir_invalid(req, DIR_LOC(doper));
-		goto out;
-	}
-	/* Get Status and Allocate Resources need Streams enabled. */
-	if (!state || !state->enabled)
-		status = nvmet_dir_invalid(req, DIR_LOC(dtype));
-out:
-	mutex_unlock(&ns->subsys->lock);
+	if (!want)
+		return nvmet_streams_invalid(req, DIR_LOC(endir));
+	want = min_t(unsigned int, want, ns->streams - sd->allocated);
+	if (!want)
+		return NVME_SC_STREAM_ALLOC_FAILED | NVME_STATUS_DNR;
+	sd->allocated += want;
+	WRITE_ONCE(h->allocated, h->allocated + want);
+	req->cqe->result.u32 = cpu_to_le32(want);
+	return NVME_SC_SUCCESS;
+}
+
+static u16 nvmet_dir_streams_recv(struct nvmet_req *req)
+{
+	struct nvme_directive_cmd *cmd = &req->cmd->directive;
+	struct nvmet_subsys *subsys = req->ns->subsys;
+	struct nvmet_streams_host *h;
+	u16 status;
+
+	if (cmd->doper == NVME_DIR_RCV_ST_OP_PARAM)
+		return nvmet_streams_params(req);
+	if (cmd->doper != NVME_DIR_RCV_ST_OP_STATUS &&
+	    cmd->doper != NVME_DIR_RCV_ST_OP_RESOURCE)
+		return nvmet_streams_invalid(req, DIR_LOC(doper));
+
+	mutex_lock(&subsys->lock);
+	h = nvmet_streams_enabled(req);
+	if (!h)
+		status = nvmet_streams_invalid(req, DIR_LOC(dtype));
+	else if (cmd->doper == NVME_DIR_RCV_ST_OP_STATUS)
+		status = nvmet_streams_status(req, h);
+	else
+		status = nvmet_streams_allocate(req, h);
+	mutex_unlock(&subsys->lock);
 	return status;
 }
 
@@ -458,6 +648,9 @@ static void nvmet_execute_dir_recv(struct nvmet_req *req)
 	if (!nvmet_check_transfer_len(req, nvmet_dir_recv_len(req)))
 		return;
 
+	status = nvmet_dir_find_ns(req);
+	if (status)
+		goto out;
 	switch (cmd->dtype) {
 	case NVME_DIR_IDENTIFY:
 		status = nvmet_dir_identify_params(req);
@@ -465,36 +658,28 @@ static void nvmet_execute_dir_recv(struct nvmet_req *req)
 	case NVME_DIR_STREAMS:
 		status = req->ns && req->ns->streams ?
 			nvmet_dir_streams_recv(req) :
-			nvmet_dir_invalid(req, DIR_LOC(dtype));
+			nvmet_streams_invalid(req, DIR_LOC(dtype));
 		break;
 	default:
-		status = nvmet_dir_invalid(req, DIR_LOC(dtype));
+		status = nvmet_streams_invalid(req, DIR_LOC(dtype));
 	}
+out:
 	nvmet_req_complete(req, status);
 }
 
 /*
- * Directive Send and Receive exist where some namespace of the subsystem
- * has streams.  NSID FFFFFFFFh stands for all namespaces where the
- * specification allows it (Identify); other commands name one.
+ * Directive Send and Receive exist on a controller that offers
+ * Directives (see nvmet_streams_ctrl_init()).
  */
 u16 nvmet_parse_directive_cmd(struct nvmet_req *req)
 {
 	struct nvme_directive_cmd *cmd = &req->cmd->directive;
-	u16 status;
 
 	BUILD_BUG_ON(sizeof(struct nvme_dir_identify_params) != 4096);
 	BUILD_BUG_ON(sizeof(struct streams_directive_params) != 32);
 
-	if (!nvmet_subsys_has_streams(nvmet_req_subsys(req)))
+	if (!req->sq->ctrl->directives)
 		return nvmet_report_invalid_opcode(req);
-
-	if (!(cmd->dtype == NVME_DIR_IDENTIFY &&
-	      le32_to_cpu(cmd->nsid) == NVME_NSID_ALL)) {
-		status = nvmet_req_find_ns(req);
-		if (status)
-			return status;
-	}
 	if (cmd->opcode == nvme_admin_directive_send)
 		req->execute = nvmet_execute_dir_send;
 	else

@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +58,7 @@
 #define SC_INVALID_OPCODE	0x4001
 #define SC_INVALID_FIELD	0x4002
 #define SC_INVALID_NS		0x400b
+#define SC_INTERNAL_PATH_ERROR	0x0300
 #define SC_STREAM_ALLOC_FAILED	0x417f
 
 enum { DIR_IDENTIFY = 0, DIR_STREAMS = 1 };
@@ -295,12 +298,37 @@ static long long sysfs_num(const char *dir, const char *name)
 	return read_file(path, buf, sizeof(buf)) > 0 ? atoll(buf) : -1;
 }
 
+/* The text of attribute @name in @dir, without its newline; 0 if read. */
+static int sysfs_str(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return read_file(path, buf, len) > 0 ? 0 : -1;
+}
+
 /* max_streams of the host's namespace disk. */
 static long long max_streams(const char *dev)
 {
 	char dir[512];
 
 	snprintf(dir, sizeof(dir), "/sys/block/%s/queue", dev + 5);
+	return sysfs_num(dir, "max_streams");
+}
+
+/*
+ * max_streams of the disk of namespace @nsid on the path through host
+ * controller @ctrl (nvmeN): nvme<subsystem>c<controller>n<nsid>, hidden
+ * under the multipath disk.
+ */
+static long long path_max_streams(const struct host *h, const char *ctrl,
+				  int nsid)
+{
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "/sys/block/nvme%dc%dn%d/queue",
+		 atoi(h->dev + strlen("/dev/nvme")),
+		 atoi(ctrl + strlen("nvme")), nsid);
 	return sysfs_num(dir, "max_streams");
 }
 
@@ -384,9 +412,12 @@ TEST_F(plain, no_directives)
 	EXPECT_EQ(0, effects_recv);
 	EXPECT_EQ(SC_INVALID_OPCODE, identify_dirs(self->h.fd, 1, &sup, &en));
 	EXPECT_EQ(SC_INVALID_OPCODE, enable_streams(self->h.fd, 1, 1));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "stream_stats", "0"));
 	EXPECT_EQ(0, write_dir(self->h.fd, 0, DIR_STREAMS, 1, 1));
-	ASSERT_EQ(0, read_stats(self->h.ns, &st));
-	EXPECT_EQ(-1, only(&st, (const int []){ -1 }));
+	/* The target has no counters of its own here: the device's. */
+	ASSERT_EQ(0, read_stats(self->h.nullb, &st));
+	EXPECT_EQ(8, st.sectors[0]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
 	EXPECT_EQ(0, check_at(self->h.dev, 0, 4096, 1));
 }
 
@@ -664,7 +695,13 @@ TEST_F_TIMEOUT(nvmet, random_directives, 600)
 #define TRACING		"/sys/kernel/tracing"
 #define SETUP_CMD	TRACING "/events/nvme/nvme_setup_cmd"
 #define COMPLETE_RQ	TRACING "/events/nvme/nvme_complete_rq"
-#define HOST_MSL	8
+#define BIO_QUEUE	TRACING "/events/block/block_bio_queue"
+/*
+ * The namespace's streams; the host keeps the top four for lifetime hints
+ * and shows the others, those stream IDs go to, in max_streams.
+ */
+#define HOST_MSL	12
+#define HOST_STREAMS	(HOST_MSL - 4)
 #ifndef F_SET_RW_HINT
 #define F_SET_RW_HINT	(1024 + 12)
 #endif
@@ -706,21 +743,23 @@ FIXTURE_TEARDOWN(host)
 	write_attr(TRACING "/events/nvmet/nvmet_req_init", "enable", "0");
 }
 
-/* The host enables Streams, gets every stream and says so in max_streams. */
+/*
+ * The host enables Streams and uses the shared pool without allocating
+ * from it; max_streams shows the streams that stream IDs go to, on the
+ * disk and on its path.
+ */
 TEST_F(host, discovers_streams)
 {
 	struct streams_params p;
-	char path[512];
 	int sup, en;
 
-	EXPECT_EQ(HOST_MSL, max_streams(self->h.dev));
-	/* The path's disk has the same. */
-	snprintf(path, sizeof(path), "/sys/class/nvme/%s", self->h.ctrl);
+	EXPECT_EQ(HOST_STREAMS, max_streams(self->h.dev));
+	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, self->h.ctrl, 1));
 	ASSERT_EQ(0, identify_dirs(self->h.fd, 1, &sup, &en));
 	EXPECT_EQ(3, en);
 	ASSERT_EQ(0, streams_params(self->h.fd, &p));
-	EXPECT_EQ(HOST_MSL, p.nsa);
-	EXPECT_EQ(0, p.nssa);
+	EXPECT_EQ(0, p.nsa);
+	EXPECT_EQ(HOST_MSL, p.nssa);
 }
 
 /*
@@ -848,14 +887,15 @@ TEST_F(host, on_the_wire)
 
 /*
  * Lifetime hints (F_SET_RW_HINT, fio --write_hint) on writes without a
- * stream ID go to the top four streams: SHORT 8, MEDIUM 7, LONG 6,
- * EXTREME 5; a stream ID, where set, wins.
+ * stream ID go to the top four streams: SHORT 12, MEDIUM 11, LONG 10,
+ * EXTREME 9; a stream ID, where set, wins, and IDs above max_streams
+ * (8) fold onto 1-8, never onto the hints' streams.
  */
 TEST_F(host, write_hints)
 {
 	static const struct { __u64 hint; int id, stream; } w[] = {
-		{ 2, 0, 8 }, { 3, 0, 7 }, { 4, 0, 6 }, { 5, 0, 5 },
-		{ 1, 0, 0 }, { 2, 1, 1 },
+		{ 2, 0, 12 }, { 3, 0, 11 }, { 4, 0, 10 }, { 5, 0, 9 },
+		{ 1, 0, 0 }, { 2, 1, 1 }, { 0, 9, 1 }, { 2, 12, 4 },
 	};
 	unsigned long long want[MAX_IDS] = { 0 };
 	struct stats st;
@@ -886,12 +926,12 @@ TEST_F(host, write_hints)
 		 "fio --name=hint --filename=%s --rw=write --bs=4k --size=64k --offset=1m --end_fsync=1 --write_hint=medium --output=/dev/null",
 		 self->h.dev);
 	ASSERT_EQ(0, system(cmd));
-	want[7] += 128;
+	want[11] += 128;
 
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
 	for (i = 0; i <= HOST_MSL; i++)
 		EXPECT_EQ(want[i], st.sectors[i]) TH_LOG("stream %d", i);
-	EXPECT_EQ(-1, only(&st, (const int []){ 0, 1, 5, 6, 7, 8, -1 }));
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 1, 4, 9, 10, 11, 12, -1 }));
 }
 
 /*
@@ -941,49 +981,133 @@ TEST_F(host, streams_off)
 }
 
 /*
- * A controller reset in the middle of tagged writing: the streams are back
- * afterwards, no write is lost or lands in another stream, the data reads
- * back.
+ * Writers of tagged data that run until told to stop: one O_DIRECT with
+ * stream 2 over the first WRITER_BLOCKS 4 KiB blocks, one buffered with
+ * stream 3 over the next, with an fsync after each pass.  Each writes its
+ * pattern over and over; a write or fsync that fails ends it with 1.
+ */
+#define WRITER_BLOCKS	1024
+
+/* Shared with the writers: the writes each has done, and a stop flag. */
+struct writers {
+	pid_t pid[2];
+	unsigned long *done;	/* [0], [1]: writes done; [2]: stop */
+};
+
+static int writer(const char *dev, int i, unsigned long *done)
+{
+	const off_t start = (off_t)i * WRITER_BLOCKS * 4096;
+	const int id = 2 + i;
+	int fd, b;
+
+	fd = open_stream(dev, O_WRONLY | (i ? 0 : O_DIRECT), id);
+	if (fd < 0)
+		return 1;
+	while (!__atomic_load_n(&done[2], __ATOMIC_RELAXED)) {
+		for (b = 0; b < WRITER_BLOCKS; b++) {
+			if (write_at(fd, start + (off_t)b * 4096, 4096, id))
+				return 1;
+			__atomic_add_fetch(&done[i], 1, __ATOMIC_RELAXED);
+		}
+		if (fsync(fd))
+			return 1;
+	}
+	return close(fd) ? 1 : 0;
+}
+
+static int writers_start(struct writers *w, const char *dev)
+{
+	int i;
+
+	w->done = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (w->done == MAP_FAILED)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		w->pid[i] = fork();
+		if (w->pid[i] < 0)
+			return -1;
+		if (!w->pid[i])
+			_exit(writer(dev, i, w->done));
+	}
+	return 0;
+}
+
+/*
+ * Wait until each writer has done @n more writes than it had at the call,
+ * which shows that the writers are running; 0 once they have, -1 if one
+ * ended or did not within 60 s.
+ */
+static int writers_progress(struct writers *w, unsigned long n)
+{
+	unsigned long from[2];
+	int i, t, status;
+
+	for (i = 0; i < 2; i++)
+		from[i] = __atomic_load_n(&w->done[i], __ATOMIC_RELAXED);
+	for (t = 0; t < 1200; t++, usleep(50000)) {
+		for (i = 0; i < 2; i++)
+			if (waitpid(w->pid[i], &status, WNOHANG))
+				return -1;
+		if (__atomic_load_n(&w->done[0], __ATOMIC_RELAXED) >= from[0] + n &&
+		    __atomic_load_n(&w->done[1], __ATOMIC_RELAXED) >= from[1] + n)
+			return 0;
+	}
+	return -1;
+}
+
+/* Stop the writers; how many of them failed. */
+static int writers_stop(struct writers *w)
+{
+	int i, status, bad = 0;
+
+	__atomic_store_n(&w->done[2], 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 2; i++) {
+		if (w->pid[i] <= 0)
+			continue;
+		if (waitpid(w->pid[i], &status, 0) != w->pid[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+		w->pid[i] = 0;
+	}
+	munmap(w->done, 4096);
+	return bad;
+}
+
+/* The data of both writers reads back. */
+static int writers_check(const char *dev)
+{
+	return check_at(dev, 0, WRITER_BLOCKS * 4096, 2) ||
+	       check_at(dev, WRITER_BLOCKS * 4096, WRITER_BLOCKS * 4096, 3);
+}
+
+/*
+ * A controller reset in the middle of tagged writing, O_DIRECT and
+ * buffered: no write fails, the writes go to their streams or, until the
+ * host has set the streams up again, to none, the streams are back
+ * afterwards and the data reads back.  The writers run before and after
+ * the reset, so it happened while they wrote.
  */
 TEST_F(host, reset_while_writing)
 {
-	const int blocks = 2048;	/* 8 MiB of 4 KiB writes */
+	struct writers w = { };
 	struct stats st;
-	int i, status;
-	pid_t child;
 
 	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
-	child = fork();
-	ASSERT_LE(0, child);
-	if (!child) {
-		int fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 3);
-
-		for (i = 0; fd >= 0 && i < blocks; i++)
-			if (write_at(fd, (off_t)i * 4096, 4096, 3))
-				_exit(1);
-		_exit(fd < 0);
-	}
-	usleep(300000);
-	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, HOST_MSL));
-	ASSERT_EQ(child, waitpid(child, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status));
-
-	/*
-	 * Writes in flight at the reset are sent again: the target may count
-	 * a few twice, but all in stream 3.
-	 */
+	ASSERT_EQ(0, writers_start(&w, self->h.dev));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, HOST_STREAMS));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	/* Once set up again, the streams are used again. */
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	EXPECT_EQ(0, writers_stop(&w));
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
-	EXPECT_LE(blocks * 8, st.sectors[3]);
-	EXPECT_GE(blocks * 8 + 64 * 8, st.sectors[3]);
-	EXPECT_EQ(-1, only(&st, (const int []){ 3, -1 }));
-	EXPECT_EQ(HOST_MSL, max_streams(self->h.dev));
-	for (i = 0; i < blocks; i += 64)
-		EXPECT_EQ(0, check_at(self->h.dev, (off_t)i * 4096, 64 * 4096,
-				      3));
+	EXPECT_LT(0, st.sectors[2]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 2, 3, -1 }));
+	EXPECT_EQ(HOST_STREAMS, max_streams(self->h.dev));
+	EXPECT_EQ(0, writers_check(self->h.dev));
 }
-
-#define SECOND_HOST	"5e1f0000-0000-4000-8000-000000000002"
 
 /* How many kernel log lines contain @needle. */
 static int dmesg_count(const char *needle)
@@ -1001,74 +1125,18 @@ static int dmesg_count(const char *needle)
 }
 
 /*
- * A second host connected to the same namespace, after the first took
- * every stream: it is granted none, says so once, and works without
- * streams; the multipath disk over both paths offers the smaller count.
- */
-TEST_F(host, second_host_gets_no_stream)
-{
-	struct stats st;
-	char path[512];
-	int fd, n;
-
-	ASSERT_EQ(0, system("dmesg -C"));
-	/* nvme-cli refuses a second connection: ask the kernel directly. */
-	fd = open("/dev/nvme-fabrics", O_RDWR);
-	ASSERT_LE(0, fd);
-	n = snprintf(path, sizeof(path),
-		     "transport=%s%s,nqn=%s,hostnqn=%s%s,hostid=%s",
-		     variant->transport,
-		     strcmp(variant->transport, "tcp") ? "" :
-		     ",traddr=127.0.0.1,trsvcid=" TCP_PORT, NQN,
-		     "nqn.2014-08.org.nvmexpress:uuid:", SECOND_HOST,
-		     SECOND_HOST);
-	ASSERT_EQ(n, write(fd, path, n));
-	close(fd);
-	/* The disk is the multipath head over both paths: it shows 0. */
-	for (n = 0; n < 100 && max_streams(self->h.dev); n++)
-		usleep(50000);
-	EXPECT_EQ(0, max_streams(self->h.dev));
-	EXPECT_EQ(1, dmesg_count("Streams not used: no stream granted"));
-
-	/* Writes still work, tagged through the path that has streams. */
-	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
-	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 2);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, write_at(fd, 0, 4096, 2));
-	close(fd);
-	ASSERT_EQ(0, read_stats(self->h.ns, &st));
-	EXPECT_EQ(8, st.sectors[0] + st.sectors[2]);
-	EXPECT_EQ(0, check_at(self->h.dev, 0, 4096, 2));
-	/* The first path's own disk, nvme<subsystem>c<controller>n1, keeps its. */
-	snprintf(path, sizeof(path), "/sys/block/nvme%dc%dn1/queue",
-		 atoi(self->h.dev + strlen("/dev/nvme")),
-		 atoi(self->h.ctrl + strlen("nvme")));
-	EXPECT_EQ(HOST_MSL, sysfs_num(path, "max_streams")) TH_LOG("%s", path);
-}
-
-/*
  * Which completion, counted from 1, of the commands that the controller's
  * own fault injection sees (those of no disk: admin and connect commands)
- * answers the Enable directive of a reset.  Keep-alives, which can come
- * before the reset stops them, are not counted.  0 if there was none.
+ * answers the first admin command @name in trace @buf.  Keep-alives, which
+ * can come before the reset stops them, are not counted.  0 if none.
  */
-static int enable_completion(const char *ctrl, const char *dev)
+static int completion_in(char *buf, const char *name)
 {
-	char *buf = malloc(1 << 20), *line, name[64];
-	int n = 0, found = 0, enable_cid = -1, ka_cid = -1;
+	int n = 0, want_cid = -1, ka_cid = -1;
 	unsigned int id, qid, cid;
+	char *line, cmd[64];
 
-	if (!buf || trace_clear() || write_attr(SETUP_CMD, "enable", "1") ||
-	    write_attr(COMPLETE_RQ, "enable", "1"))
-		goto out;
-	if (reset_and_wait(ctrl, dev, HOST_MSL))
-		goto out;
-	write_attr(SETUP_CMD, "enable", "0");
-	write_attr(COMPLETE_RQ, "enable", "0");
-	if (read_file(TRACING "/trace", buf, 1 << 20) <= 0)
-		goto out;
-	for (line = strtok(buf, "\n"); line && !found;
-	     line = strtok(NULL, "\n")) {
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		char *setup = strstr(line, "nvme_setup_cmd: ");
 		char *done = strstr(line, "nvme_complete_rq: ");
 		char *p = setup ? setup + 16 : done ? done + 18 : NULL;
@@ -1079,24 +1147,79 @@ static int enable_completion(const char *ctrl, const char *dev)
 			continue;
 		if (setup) {
 			p = strstr(p, "cmd=(");
-			if (qid || !p || sscanf(p, "cmd=(%63s", name) != 1)
+			if (qid || !p || sscanf(p, "cmd=(%63s", cmd) != 1)
 				continue;
-			if (!strcmp(name, "nvme_admin_directive_send"))
-				enable_cid = cid;
-			else if (!strcmp(name, "nvme_admin_keep_alive"))
+			if (!strcmp(cmd, name) && want_cid < 0)
+				want_cid = cid;
+			else if (!strcmp(cmd, "nvme_admin_keep_alive"))
 				ka_cid = cid;
 		} else if (!qid && (int)cid == ka_cid) {
 			ka_cid = -1;
 		} else {
 			n++;
-			found = !qid && (int)cid == enable_cid;
+			if (!qid && (int)cid == want_cid)
+				return n;
 		}
 	}
+	return 0;
+}
+
+/*
+ * completion_in() of a reset of @ctrl: the streams are set up by the scan
+ * that follows the reset, so the trace is read until the command is in.
+ */
+static int completion_of(const char *ctrl, const char *dev, const char *name)
+{
+	char *buf = malloc(1 << 20);
+	int i, k = 0;
+
+	if (!buf || trace_clear() || write_attr(SETUP_CMD, "enable", "1") ||
+	    write_attr(COMPLETE_RQ, "enable", "1") ||
+	    reset_and_wait(ctrl, dev, HOST_STREAMS))
+		goto out;
+	for (i = 0; i < 100 && !k; i++, usleep(100000))
+		if (read_file(TRACING "/trace", buf, 1 << 20) > 0)
+			k = completion_in(buf, name);
+	/* Let the scan finish. */
+	usleep(500000);
 out:
 	write_attr(SETUP_CMD, "enable", "0");
 	write_attr(COMPLETE_RQ, "enable", "0");
 	free(buf);
-	return found ? n : 0;
+	return k;
+}
+
+/*
+ * Make completion @k of the next reset of @ctrl fail with Invalid Field,
+ * through the controller's own fault injection; 0 if it is armed.
+ */
+static int fail_completion(const char *ctrl, int k)
+{
+	char fi[400], space[16];
+
+	snprintf(fi, sizeof(fi), "/sys/kernel/debug/%s/fault_inject", ctrl);
+	snprintf(space, sizeof(space), "%d", k);
+	/* Say that it fails, without the stack dump a kernel bug would have. */
+	return write_attr(fi, "space", space) || write_attr(fi, "times", "1") ||
+	       write_attr(fi, "status", "0x2") ||
+	       write_attr(fi, "verbose", "1") ||
+	       write_attr(fi, "probability", "100");
+}
+
+static int fail_none(const char *ctrl)
+{
+	char fi[400];
+
+	snprintf(fi, sizeof(fi), "/sys/kernel/debug/%s/fault_inject", ctrl);
+	return write_attr(fi, "probability", "0");
+}
+
+static bool have_fault_injection(const char *ctrl)
+{
+	char fi[400];
+
+	snprintf(fi, sizeof(fi), "/sys/kernel/debug/%s/fault_inject", ctrl);
+	return !access(fi, F_OK);
 }
 
 /*
@@ -1107,34 +1230,670 @@ out:
  */
 TEST_F(host, enable_fails)
 {
-	char fi[400], space[16];
 	int k;
 
-	snprintf(fi, sizeof(fi), "/sys/kernel/debug/%s/fault_inject",
-		 self->h.ctrl);
-	if (access(fi, F_OK))
+	if (!have_fault_injection(self->h.ctrl))
 		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
-	k = enable_completion(self->h.ctrl, self->h.dev);
+	k = completion_of(self->h.ctrl, self->h.dev,
+			  "nvme_admin_directive_send");
 	ASSERT_LT(0, k);
 	TH_LOG("Enable is completion %d of a reset", k);
 
 	ASSERT_EQ(0, system("dmesg -C"));
-	snprintf(space, sizeof(space), "%d", k);
-	ASSERT_EQ(0, write_attr(fi, "space", space));
-	ASSERT_EQ(0, write_attr(fi, "times", "1"));
-	ASSERT_EQ(0, write_attr(fi, "status", "0x2"));
-	/* Say that it fails, without the stack dump a kernel bug would have. */
-	ASSERT_EQ(0, write_attr(fi, "verbose", "1"));
-	ASSERT_EQ(0, write_attr(fi, "probability", "100"));
+	ASSERT_EQ(0, fail_completion(self->h.ctrl, k));
 	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
-	EXPECT_EQ(0, write_attr(fi, "probability", "0"));
+	EXPECT_EQ(0, fail_none(self->h.ctrl));
 	EXPECT_EQ(1, dmesg_count("Streams not used"));
 	EXPECT_EQ(1, dmesg_count("Streams not used: enabling them failed"));
 	EXPECT_EQ(0, max_streams(self->h.dev));
 
 	untagged_at_target(_metadata, &self->h);
 
-	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, HOST_MSL));
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, HOST_STREAMS));
+}
+
+/*
+ * A controller that has Directives in OACS but rejects the Identify
+ * directive's Return Parameters (the host's fault injection turns its
+ * completion into Invalid Field) has no streams: the host sends it no
+ * Enable and logs nothing.
+ */
+TEST_F(host, identify_rejected)
+{
+	char *buf = malloc(1 << 20);
+	int k;
+
+	ASSERT_NE(NULL, buf);
+	if (!have_fault_injection(self->h.ctrl))
+		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	k = completion_of(self->h.ctrl, self->h.dev,
+			  "nvme_admin_directive_recv");
+	ASSERT_LT(0, k);
+	TH_LOG("the Identify directive is completion %d of a reset", k);
+
+	ASSERT_EQ(0, system("dmesg -C"));
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+	ASSERT_EQ(0, fail_completion(self->h.ctrl, k));
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
+	EXPECT_EQ(0, fail_none(self->h.ctrl));
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+	ASSERT_LT(0, read_file(TRACING "/trace", buf, 1 << 20));
+	EXPECT_NE(NULL, strstr(buf, "nvme_admin_directive_recv"));
+	EXPECT_EQ(NULL, strstr(buf, "nvme_admin_directive_send"));
+	free(buf);
+	EXPECT_EQ(0, dmesg_count("Streams"));
+	EXPECT_EQ(0, max_streams(self->h.dev));
+
+	untagged_at_target(_metadata, &self->h);
+
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, HOST_STREAMS));
+}
+
+/* Wait until the host's disk @dev shows @want streams; 0 once it does. */
+static int wait_max_streams(const char *dev, long long want)
+{
+	int i;
+
+	for (i = 0; i < 200; i++, usleep(50000))
+		if (max_streams(dev) == want)
+			return 0;
+	return -1;
+}
+
+/* Disable and enable the target namespace, with @streams streams. */
+static int ns_cycle(const struct host *h, const char *streams)
+{
+	return write_attr(h->ns, "enable", "0") ||
+	       write_attr(h->ns, "streams", streams) ||
+	       write_attr(h->ns, "enable", "1");
+}
+
+/*
+ * ns_cycle() under a host that goes on using the namespace: with the
+ * target's Namespace Attribute Notices off (Asynchronous Event
+ * Configuration, bit 8), the host does not scan while the namespace is
+ * away, which would remove its disk; it scans once it is back.
+ */
+static int ns_cycle_under_host(const struct host *h, const char *streams)
+{
+	char dir[400];
+	__u32 aec;
+
+	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", h->ctrl);
+	if (admin(h->fd, 0x0a, 0, NULL, 0, 0x0b, 0, 0, &aec) ||
+	    admin(h->fd, 0x09, 0, NULL, 0, 0x0b, aec & ~(1U << 8), 0, NULL))
+		return -1;
+	if (ns_cycle(h, streams) ||
+	    admin(h->fd, 0x09, 0, NULL, 0, 0x0b, aec, 0, NULL))
+		return -1;
+	return write_attr(dir, "rescan_controller", "1");
+}
+
+/*
+ * No write fails because of its stream, O_DIRECT or buffered, while
+ * tagged writers run through (a) a controller reset whose Enable fails,
+ * (b) the target namespace disabled and enabled again, which ends the
+ * host's Streams state there, and (c) a new stream count on the target;
+ * after each the streams come back, and the data reads back.
+ */
+TEST_F(host, writes_never_fail)
+{
+	struct writers w = { };
+	struct stats st;
+	char msl[16];
+	int k;
+
+	if (!have_fault_injection(self->h.ctrl))
+		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	k = completion_of(self->h.ctrl, self->h.dev,
+			  "nvme_admin_directive_send");
+	ASSERT_LT(0, k);
+
+	ASSERT_EQ(0, writers_start(&w, self->h.dev));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+
+	/* (a) */
+	ASSERT_EQ(0, fail_completion(self->h.ctrl, k));
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
+	EXPECT_EQ(0, fail_none(self->h.ctrl));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, HOST_STREAMS));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+
+	/* (b) */
+	snprintf(msl, sizeof(msl), "%d", HOST_MSL);
+	ASSERT_EQ(0, ns_cycle_under_host(&self->h, msl));
+	EXPECT_EQ(0, writers_progress(&w, 256));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_LT(0, st.sectors[2]) TH_LOG("streams back after (b)");
+
+	/* (c): 6 streams, fewer than 8, so none kept for hints. */
+	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "6"));
+	EXPECT_EQ(0, wait_max_streams(self->h.dev, 6));
+	EXPECT_EQ(0, writers_progress(&w, 256));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_LT(0, st.sectors[2]) TH_LOG("streams back after (c)");
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 2, 3, -1 }));
+
+	EXPECT_EQ(0, writers_stop(&w));
+	EXPECT_EQ(0, writers_check(self->h.dev));
+}
+
+#define SECOND_HOST	"5e1f0000-0000-4000-8000-000000000002"
+
+/* Connect a second host, of host ID SECOND_HOST, to the subsystem. */
+static int connect_second_host(const char *transport)
+{
+	char opts[512];
+	int fd, n;
+
+	/* nvme-cli refuses a second connection: ask the kernel directly. */
+	fd = open("/dev/nvme-fabrics", O_RDWR);
+	if (fd < 0)
+		return -1;
+	n = snprintf(opts, sizeof(opts),
+		     "transport=%s%s,nqn=%s,hostnqn=%s%s,hostid=%s",
+		     transport, strcmp(transport, "tcp") ? "" :
+		     ",traddr=127.0.0.1,trsvcid=" TCP_PORT, NQN,
+		     "nqn.2014-08.org.nvmexpress:uuid:", SECOND_HOST,
+		     SECOND_HOST);
+	n = write(fd, opts, n) == n ? 0 : -1;
+	close(fd);
+	return n;
+}
+
+/* The host controller of subsystem NQN other than @not, in @ctrl. */
+static int other_ctrl(const char *not, char *ctrl, size_t len)
+{
+	char path[512], buf[256];
+	struct dirent *d;
+	int tries;
+	DIR *dir;
+
+	for (tries = 0; tries < 100; tries++, usleep(50000)) {
+		dir = opendir("/sys/class/nvme");
+		while (dir && (d = readdir(dir))) {
+			snprintf(path, sizeof(path),
+				 "/sys/class/nvme/%s/subsysnqn", d->d_name);
+			if (strcmp(d->d_name, not) &&
+			    read_file(path, buf, sizeof(buf)) > 0 &&
+			    !strcmp(buf, NQN)) {
+				snprintf(ctrl, len, "%s", d->d_name);
+				closedir(dir);
+				return 0;
+			}
+		}
+		if (dir)
+			closedir(dir);
+	}
+	return -1;
+}
+
+/*
+ * The host's write commands in @trace on path disk @disk: how many
+ * carried stream @id (tagged) and how many no directive (untagged); -1
+ * if one carried anything else.
+ */
+static int path_writes(char *trace, const char *disk, int id, int *tagged,
+		       int *untagged)
+{
+	char *line, *save, want[320];
+	unsigned int ctrl, dsmgmt;
+	int bad = 0;
+
+	*tagged = *untagged = 0;
+	snprintf(want, sizeof(want), "disk=%s,", disk);
+	for (line = strtok_r(trace, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *p = strstr(line, "cmd=(nvme_cmd_write ");
+
+		if (!p || !strstr(line, want) ||
+		    sscanf(p, "cmd=(nvme_cmd_write slba=%*u, len=%*u, ctrl=0x%x, dsmgmt=%u",
+			   &ctrl, &dsmgmt) != 2)
+			continue;
+		if ((ctrl & 0xf0) == 0x10 && dsmgmt >> 16 == (unsigned int)id)
+			(*tagged)++;
+		else if (!(ctrl & 0xf0) && !(dsmgmt >> 16))
+			(*untagged)++;
+		else
+			bad++;
+	}
+	return bad ? -1 : 0;
+}
+
+/*
+ * 16 O_DIRECT writes with stream @id through the multipath disk, which
+ * sends them round-robin over both paths; on the wire, how many went
+ * tagged and untagged over each (nvme<s>c<ctrl>n1).
+ */
+static int round_robin_writes(const struct host *h, const char *ctrl2, int id,
+			      int tagged[2], int untagged[2])
+{
+	char *buf = malloc(1 << 20), disk[300];
+	const char *ctrls[2] = { h->ctrl, ctrl2 };
+	int fd, i, ret = -1;
+
+	fd = open_stream(h->dev, O_WRONLY | O_DIRECT, id);
+	if (!buf || fd < 0 || trace_clear() ||
+	    write_attr(SETUP_CMD, "enable", "1"))
+		goto out;
+	for (i = 0; i < 16; i++)
+		if (write_at(fd, (off_t)i * 4096, 4096, id))
+			goto out;
+	if (write_attr(SETUP_CMD, "enable", "0") ||
+	    read_file(TRACING "/trace", buf, 1 << 20) <= 0)
+		goto out;
+	ret = 0;
+	for (i = 0; i < 2; i++) {
+		char *copy = strdup(buf);
+
+		snprintf(disk, sizeof(disk), "nvme%dc%dn1",
+			 atoi(h->dev + strlen("/dev/nvme")),
+			 atoi(ctrls[i] + strlen("nvme")));
+		ret |= !copy || path_writes(copy, disk, id, &tagged[i],
+					    &untagged[i]);
+		free(copy);
+	}
+out:
+	write_attr(SETUP_CMD, "enable", "0");
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
+}
+
+/*
+ * Two hosts and two namespaces on one subsystem, the second namespace
+ * added after the first host set up its streams: every host gets the
+ * streams of every namespace, from the shared pool, without a reset.  A
+ * write through the multipath disk goes to the same stream over either
+ * path; where one path has no streams, the disk shows none and no path
+ * tags a write.
+ */
+TEST_F(host, two_hosts_two_namespaces)
+{
+	char dir[300], dev[300], disk2[300], ctrl2[300], msl[16], path[512];
+	int tagged[2], untagged[2], fd, sup, en;
+
+	/* The second namespace, with streams, for the connected host. */
+	ASSERT_EQ(0, nullb_create(BACKING "2", 16, 8, 0, dir, sizeof(dir), dev,
+				  sizeof(dev)));
+	ASSERT_EQ(0, mkdir(NS2_DIR, 0755));
+	ASSERT_EQ(0, write_attr(NS2_DIR, "device_path", dev));
+	snprintf(msl, sizeof(msl), "%d", HOST_MSL);
+	ASSERT_EQ(0, write_attr(NS2_DIR, "streams", msl));
+	ASSERT_EQ(0, write_attr(NS2_DIR, "enable", "1"));
+	snprintf(disk2, sizeof(disk2), "%.*s2", (int)strlen(self->h.dev) - 1,
+		 self->h.dev);
+	EXPECT_EQ(0, wait_max_streams(disk2, HOST_STREAMS)) TH_LOG("%s", disk2);
+
+	/* The second host: both paths of both namespaces have streams. */
+	ASSERT_EQ(0, connect_second_host(variant->transport));
+	ASSERT_EQ(0, other_ctrl(self->h.ctrl, ctrl2, sizeof(ctrl2)));
+	for (sup = 0; sup < 100 && path_max_streams(&self->h, ctrl2, 2) !=
+	     HOST_STREAMS; sup++)
+		usleep(50000);
+	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, ctrl2, 1));
+	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, ctrl2, 2));
+	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, self->h.ctrl, 2));
+	EXPECT_EQ(HOST_STREAMS, max_streams(self->h.dev));
+	EXPECT_EQ(HOST_STREAMS, max_streams(disk2));
+	/* The target keeps each host's state: both have Streams enabled. */
+	snprintf(path, sizeof(path), "/dev/%s", ctrl2);
+	fd = open(path, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, identify_dirs(fd, 2, &sup, &en));
+	EXPECT_EQ(3, en);
+	close(fd);
+
+	/* The same stream over either path. */
+	snprintf(path, sizeof(path),
+		 "echo round-robin > /sys/class/nvme-subsystem/nvme-subsys%d/iopolicy",
+		 atoi(self->h.dev + strlen("/dev/nvme")));
+	ASSERT_EQ(0, system(path));
+	ASSERT_EQ(0, round_robin_writes(&self->h, ctrl2, 5, tagged, untagged));
+	EXPECT_EQ(8, tagged[0]);
+	EXPECT_EQ(8, tagged[1]);
+	EXPECT_EQ(0, untagged[0] + untagged[1]);
+
+	/* The second path without streams: the disk has none, no path tags. */
+	ASSERT_EQ(0, write_attr("/sys/module/nvme_core/parameters", "streams",
+				"N"));
+	EXPECT_EQ(0, reset_and_wait(ctrl2, self->h.dev, 0));
+	ASSERT_EQ(0, write_attr("/sys/module/nvme_core/parameters", "streams",
+				"Y"));
+	EXPECT_EQ(0, path_max_streams(&self->h, ctrl2, 1));
+	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, self->h.ctrl, 1));
+	ASSERT_EQ(0, round_robin_writes(&self->h, ctrl2, 5, tagged, untagged));
+	EXPECT_EQ(0, tagged[0] + tagged[1]);
+	EXPECT_EQ(8, untagged[0]);
+	EXPECT_EQ(8, untagged[1]);
+	EXPECT_EQ(0, reset_and_wait(ctrl2, self->h.dev, HOST_STREAMS));
+	EXPECT_EQ(0, check_at(self->h.dev, 0, 16 * 4096, 5));
+}
+
+/* Read or write (@opcode) block @blk with directive @dtype/@dspec. */
+static int rw_dir(int fd, __u8 opcode, int blk, int dtype, int dspec)
+{
+	struct nvme_passthru_cmd cmd = {
+		.opcode = opcode, .nsid = 1, .data_len = 4096,
+		.cdw10 = blk * 8, .cdw12 = 7 | dtype << 20,
+		.cdw13 = dspec << 16,
+	};
+	void *buf;
+	int ret;
+
+	if (posix_memalign(&buf, 4096, 4096))
+		return -ENOMEM;
+	fill(buf, 4096, blk * 4096, 0);
+	cmd.addr = (uintptr_t)buf;
+	ret = ioctl(fd, NVME_IOCTL_IO_CMD, &cmd);
+	free(buf);
+	return ret < 0 ? -errno : ret & ~SC_MORE;
+}
+
+/*
+ * Wait until the host has the namespace again after the target disabled
+ * and enabled it (a read through the controller @fd works); 0 once so.
+ */
+static int wait_ns(int fd)
+{
+	int i;
+
+	for (i = 0; i < 100; i++, usleep(50000))
+		if (!rw_dir(fd, 0x02, 0, 0, 0))
+			return 0;
+	return -1;
+}
+
+/* The host's controller character device, /dev/nvmeN. */
+static int open_ctrl(const char *ctrl)
+{
+	char path[320];
+
+	snprintf(path, sizeof(path), "/dev/%s", ctrl);
+	return open(path, O_RDWR);
+}
+
+/*
+ * Two controllers of one host, as multipath over two ports or a
+ * reconnect before the old controller is gone gives: the Streams state is
+ * the host's, so each controller sees and uses what the other set up; it
+ * outlives the first controller and ends when the last is reset.
+ */
+TEST_F(nvmet, same_host_controllers)
+{
+	char opts[1024], dir[400], hostnqn[256], hostid[64], ctrl2[300];
+	struct streams_params p;
+	int fd2, n, sup, en;
+
+	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", self->h.ctrl);
+	ASSERT_EQ(0, sysfs_str(dir, "hostnqn", hostnqn, sizeof(hostnqn)));
+	ASSERT_EQ(0, sysfs_str(dir, "hostid", hostid, sizeof(hostid)));
+	fd2 = open("/dev/nvme-fabrics", O_RDWR);
+	ASSERT_LE(0, fd2);
+	n = snprintf(opts, sizeof(opts),
+		     "transport=%s%s,nqn=%s,hostnqn=%s,hostid=%s,duplicate_connect",
+		     variant->transport, strcmp(variant->transport, "tcp") ?
+		     "" : ",traddr=127.0.0.1,trsvcid=" TCP_PORT, NQN, hostnqn,
+		     hostid);
+	ASSERT_EQ(n, write(fd2, opts, n));
+	close(fd2);
+	ASSERT_EQ(0, other_ctrl(self->h.ctrl, ctrl2, sizeof(ctrl2)));
+	fd2 = open_ctrl(ctrl2);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, wait_ns(fd2));
+
+	ASSERT_EQ(0, enable_streams(self->h.fd, 1, 1));
+	ASSERT_EQ(0, dir_recv(self->h.fd, 1, DIR_STREAMS, 3, 0, NULL, 0, 2,
+			      NULL));
+	ASSERT_EQ(0, identify_dirs(fd2, 1, &sup, &en));
+	EXPECT_EQ(3, en);
+	ASSERT_EQ(0, streams_params(fd2, &p));
+	EXPECT_EQ(2, p.nsa);
+	EXPECT_EQ(MSL - 2, p.nssa);
+	EXPECT_EQ(0, rw_dir(fd2, 0x01, 0, DIR_STREAMS, 1));
+	ASSERT_EQ(0, streams_params(self->h.fd, &p));
+	EXPECT_EQ(1, p.nso);
+
+	/* The first controller goes: the state stays with the second. */
+	close(self->h.fd);
+	self->h.fd = -1;
+	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", self->h.ctrl);
+	ASSERT_EQ(0, write_attr(dir, "delete_controller", "1"));
+	ASSERT_EQ(0, identify_dirs(fd2, 1, &sup, &en));
+	EXPECT_EQ(3, en);
+	EXPECT_EQ(0, rw_dir(fd2, 0x01, 1, DIR_STREAMS, 2));
+	ASSERT_EQ(0, streams_params(fd2, &p));
+	EXPECT_EQ(2, p.nsa);
+	EXPECT_EQ(2, p.nso);
+
+	/* Its last controller reset, the host has no Streams state left. */
+	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", ctrl2);
+	ASSERT_EQ(0, write_attr(dir, "reset_controller", "1"));
+	ASSERT_EQ(0, identify_dirs(fd2, 1, &sup, &en));
+	EXPECT_EQ(1, en);
+	ASSERT_EQ(0, streams_params(fd2, &p));
+	EXPECT_EQ(0, p.nsa);
+	EXPECT_EQ(0, p.nso);
+	EXPECT_EQ(0, p.nsso);
+	EXPECT_EQ(MSL, p.nssa);
+	close(fd2);
+}
+
+/*
+ * What a controller says of Directives does not change under its host:
+ * with the only namespace with streams gone, OACS and the effects log
+ * still list them, and Identify (for all namespaces) lists no Streams;
+ * the namespace back, its streams can be enabled and used without a
+ * reset.
+ */
+TEST_F(nvmet, namespace_goes_and_comes)
+{
+	__u32 effects_send, effects_recv;
+	int fd, oacs, sup, en;
+	char msl[16];
+
+	fd = open_ctrl(self->h.ctrl);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_attr(self->h.ns, "enable", "0"));
+	ASSERT_EQ(0, directive_support(fd, &oacs, &effects_send,
+				       &effects_recv));
+	EXPECT_EQ(1, oacs);
+	EXPECT_EQ(1, effects_send & 1);
+	EXPECT_EQ(1, effects_recv & 1);
+	ASSERT_EQ(0, identify_dirs(fd, 0xffffffff, &sup, &en));
+	EXPECT_EQ(1, sup);
+	/* A namespace that is only disabled is a path error, to retry. */
+	EXPECT_EQ(SC_INTERNAL_PATH_ERROR, enable_streams(fd, 1, 1));
+
+	snprintf(msl, sizeof(msl), "%d", MSL);
+	ASSERT_EQ(0, ns_cycle(&self->h, msl));
+	ASSERT_EQ(0, wait_ns(fd));
+	ASSERT_EQ(0, enable_streams(fd, 1, 1));
+	EXPECT_EQ(0, rw_dir(fd, 0x01, 0, DIR_STREAMS, MSL));
+	close(fd);
+}
+
+/*
+ * A namespace of 255 streams, the most there are: DSPEC 255 is a
+ * stream, 256 is an Invalid Field whose error location, in the error
+ * log, is byte 54 of the command (DSPEC: CDW13 bits 31:16).  A read with
+ * a directive reaches the backing device with no stream.
+ */
+TEST_F(nvmet, dspec_bounds)
+{
+	struct { __le64 count; __u8 rest[56]; } log[16];
+	char *buf = malloc(1 << 20), *p;
+	int fd, i, newest = 0, reads = 0;
+	struct stats st;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, ns_cycle(&self->h, "255"));
+	fd = open_ctrl(self->h.ctrl);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, wait_ns(fd));
+	ASSERT_EQ(0, enable_streams(fd, 1, 1));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "stream_stats", "0"));
+	EXPECT_EQ(0, rw_dir(fd, 0x01, 0, DIR_STREAMS, 255));
+	EXPECT_EQ(SC_INVALID_FIELD, rw_dir(fd, 0x01, 1, DIR_STREAMS, 256));
+	ASSERT_EQ(0, read_stats(self->h.nullb, &st));
+	EXPECT_EQ(8, st.sectors[255]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 255, -1 }));
+
+	ASSERT_EQ(0, admin(fd, 0x02, 0xffffffff, log, sizeof(log),
+			   0x01 | (sizeof(log) / 4 - 1) << 16, 0, 0, NULL));
+	for (i = 1; i < 16; i++)
+		if (le64toh(log[i].count) > le64toh(log[newest].count))
+			newest = i;
+	/* Parameter Error Location: bytes 14-15 of the entry. */
+	EXPECT_EQ(54, log[newest].rest[6] | log[newest].rest[7] << 8);
+
+	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(BIO_QUEUE, "enable", "1"));
+	EXPECT_EQ(0, rw_dir(fd, 0x02, 0, DIR_STREAMS, 7));
+	ASSERT_EQ(0, write_attr(BIO_QUEUE, "enable", "0"));
+	ASSERT_LT(0, read_file(TRACING "/trace", buf, 1 << 20));
+	for (p = buf; (p = strstr(p, "block_bio_queue: ")); p++) {
+		char *nl = strchr(p, '\n'), *rwbs = strchr(p + 17, ' ');
+
+		if (!rwbs || rwbs[1] != 'R')
+			continue;
+		reads++;
+		EXPECT_EQ(0, strncmp(strstr(p, "stream="), "stream=0",
+				     nl ? nl - strstr(p, "stream=") : 8));
+	}
+	EXPECT_LE(1, reads);
+	free(buf);
+	close(fd);
+}
+
+/*
+ * Open streams: a host with an allocation keeps at most that many open,
+ * a write to one more releases the lowest; over all hosts no more than
+ * MSL are open (NSSO).
+ */
+TEST_F(nvmet, implicit_release)
+{
+	__u16 status[8] = { 0 };
+	struct streams_params p;
+
+	ASSERT_EQ(0, enable_streams(self->h.fd, 1, 1));
+	ASSERT_EQ(0, dir_recv(self->h.fd, 1, DIR_STREAMS, 3, 0, NULL, 0, 2,
+			      NULL));
+	ASSERT_EQ(0, write_dir(self->h.fd, 0, DIR_STREAMS, 1, 1));
+	ASSERT_EQ(0, write_dir(self->h.fd, 1, DIR_STREAMS, 2, 2));
+	ASSERT_EQ(0, write_dir(self->h.fd, 2, DIR_STREAMS, 3, 3));
+	ASSERT_EQ(0, dir_recv(self->h.fd, 1, DIR_STREAMS, 2, 0, status,
+			      sizeof(status), 0, NULL));
+	EXPECT_EQ(2, status[0]);
+	EXPECT_EQ(2, status[1]);
+	EXPECT_EQ(3, status[2]);
+	/* Without the allocation, up to MSL. */
+	ASSERT_EQ(0, dir_send(self->h.fd, 1, DIR_STREAMS, 2, 0, 0));
+	ASSERT_EQ(0, write_dir(self->h.fd, 3, DIR_STREAMS, 1, 1));
+	ASSERT_EQ(0, write_dir(self->h.fd, 4, DIR_STREAMS, 4, 4));
+	ASSERT_EQ(0, streams_params(self->h.fd, &p));
+	EXPECT_EQ(MSL, p.nso);
+	EXPECT_EQ(MSL, p.nsso);
+	EXPECT_EQ(0, check_at(self->h.dev, 2 * 4096, 4096, 3));
+}
+
+#define STRESS_SECONDS	8
+
+/*
+ * One job of the stress test, until @stop is set: 0 reads and resets
+ * stream_stats, 1 disables and enables the namespace with a new stream
+ * count, 2 sends writes with streams and directive commands through
+ * controller @fd.  Errors are expected; the kernel must stay sound.
+ */
+static void stress_job(const struct host *h, int job, int fd,
+		       unsigned long *stop)
+{
+	char buf[16384], val[16];
+	__u16 status[256];
+	unsigned int i;
+
+	srand(job + 1);
+	for (i = 0; !__atomic_load_n(stop, __ATOMIC_RELAXED); i++) {
+		switch (job) {
+		case 0:
+			snprintf(buf, sizeof(buf), "%s/stream_stats", h->ns);
+			read_file(buf, buf, sizeof(buf));
+			if (i % 4 == 0)
+				write_attr(h->ns, "stream_stats", "0");
+			break;
+		case 1:
+			snprintf(val, sizeof(val), "%d", 1 + rand() % 255);
+			ns_cycle(h, val);
+			usleep(20000);
+			break;
+		default:
+			rw_dir(fd, 0x01, rand() % 64, DIR_STREAMS, rand() % 300);
+			enable_streams(fd, 1, rand() % 2);
+			dir_recv(fd, 1, DIR_STREAMS, 3, 0, NULL, 0, rand() % 8,
+				 NULL);
+			dir_recv(fd, 1, DIR_STREAMS, 2, 0, status,
+				 sizeof(status), 0, NULL);
+			dir_send(fd, 1, DIR_STREAMS, 1 + rand() % 2,
+				 rand() % 300, 0);
+			break;
+		}
+	}
+}
+
+/*
+ * stream_stats read and reset, the namespace disabled and enabled with
+ * other stream counts, and writes and directive commands, all at once:
+ * the target stays sound (on a kernel with KASAN and lockdep, neither
+ * reports anything) and works afterwards.
+ */
+TEST_F(nvmet, stress)
+{
+	unsigned long *stop;
+	pid_t pid[3];
+	int fd, i, status;
+	char msl[16];
+	struct stats st;
+
+	fd = open_ctrl(self->h.ctrl);
+	ASSERT_LE(0, fd);
+	stop = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, stop);
+	for (i = 0; i < 3; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i]) {
+			stress_job(&self->h, i, fd, stop);
+			_exit(0);
+		}
+	}
+	sleep(STRESS_SECONDS);
+	__atomic_store_n(stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(pid[i], waitpid(pid[i], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+	munmap(stop, 4096);
+
+	/* Still correct: streams, counters, data. */
+	snprintf(msl, sizeof(msl), "%d", MSL);
+	ASSERT_EQ(0, ns_cycle(&self->h, msl));
+	ASSERT_EQ(0, wait_ns(fd));
+	ASSERT_EQ(0, enable_streams(fd, 1, 1));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	ASSERT_EQ(0, rw_dir(fd, 0x01, 5, DIR_STREAMS, 2));
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_EQ(8, st.sectors[2]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 2, -1 }));
+	close(fd);
 }
 
 /*
@@ -1161,7 +1920,7 @@ TEST_F(host, namespace_without_streams)
 	for (i = 0; i < 100 && max_streams(disk) < 0; i++)
 		usleep(50000);
 	EXPECT_EQ(0, max_streams(disk)) TH_LOG("%s", disk);
-	EXPECT_EQ(HOST_MSL, max_streams(self->h.dev));
+	EXPECT_EQ(HOST_STREAMS, max_streams(self->h.dev));
 	EXPECT_EQ(0, dmesg_count("Streams not used"));
 }
 
@@ -1208,7 +1967,7 @@ FIXTURE_SETUP(fs)
 	nvmet_up(_metadata, &self->h, "loop", HOST_MSL, true, 512);
 	close(self->h.fd);
 	self->h.fd = -1;
-	ASSERT_EQ(HOST_MSL, max_streams(self->h.dev));
+	ASSERT_EQ(HOST_STREAMS, max_streams(self->h.dev));
 	ASSERT_EQ(0, run(variant->fs->mkfs, self->h.dev));
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/nvmet_fs.%d", getpid());
 	ASSERT_EQ(0, mkdir(self->mnt, 0755));
