@@ -6,11 +6,12 @@
  * the controller's namespaces are scanned, after the controller is live:
  * Streams enabled for it (Enable Directive, NSID of the namespace) unless
  * it is already, and its Return Parameters read.  No stream resources are
- * allocated: the namespace uses the subsystem's shared pool (NSSA), so
- * that no host or namespace takes streams from another, and may use
- * stream identifiers 1 to MSL (at most 255), which becomes its
- * max_streams queue limit.  Writes then carry their bio's stream ID as
- * the Streams directive (see nvme_streams_setup_write()).
+ * allocated: the namespace uses the subsystem's shared pool, so that no
+ * host or namespace takes streams from another.  It uses as many stream
+ * identifiers as it may have streams open: its allocation (NSA) if
+ * someone made one, else the pool (NSSA), at most MSL and at most 255.
+ * Writes then carry their bio's stream ID as the Streams directive (see
+ * nvme_streams_setup_write()).
  *
  * A write only carries a directive while its namespace's streams are set
  * up on the controller as it is now (NVME_NS_STREAMS): a controller reset
@@ -18,8 +19,8 @@
  * device still refuses for its directive goes out again without it (see
  * nvme_streams_refused()).  Nothing here fails a probe or a write: a
  * namespace whose set-up fails works on without streams, with one log
- * line, and a controller that lets a directive command time out is sent
- * no more of them.
+ * line, and a controller that lets directive commands time out twice is
+ * sent no more of them.
  */
 #include "nvme.h"
 
@@ -30,8 +31,10 @@ MODULE_PARM_DESC(streams,
 
 /*
  * A directive command for @ns: its status, or a negative error.  One that
- * got no answer within the admin timeout means the controller does not
- * handle directive commands: it is sent no more.
+ * got no answer within the admin timeout costs a timeout and the recovery
+ * that follows; the controller gets a second chance, as the timeout may
+ * have had another cause, and after a second such command is sent no
+ * more directive commands for its life.
  */
 static int nvme_dir_cmd(struct nvme_ns *ns, struct nvme_command *c,
 			void *buf, unsigned int len, union nvme_result *result)
@@ -45,11 +48,10 @@ static int nvme_dir_cmd(struct nvme_ns *ns, struct nvme_command *c,
 	ret = __nvme_submit_sync_cmd(ctrl->admin_q, c, result, buf, len,
 				     NVME_QID_ANY, 0);
 	if (ret < 0 && time_after_eq(jiffies, start + NVME_ADMIN_TIMEOUT) &&
-	    !ctrl->streams_broken) {
-		ctrl->streams_broken = true;
+	    test_and_set_bit(NVME_CTRL_STREAMS_TIMEOUT, &ctrl->flags) &&
+	    !test_and_set_bit(NVME_CTRL_STREAMS_BROKEN, &ctrl->flags))
 		dev_warn(ctrl->device,
-			 "Streams not used: a directive command timed out\n");
-	}
+			 "Streams not used: directive commands time out\n");
 	return ret;
 }
 
@@ -112,19 +114,57 @@ void nvme_streams_init_ctrl(struct nvme_ctrl *ctrl)
 				 srcu_read_lock_held(&ctrl->srcu)) {
 		clear_bit(NVME_NS_STREAMS, &ns->flags);
 		clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
+		clear_bit(NVME_NS_STREAMS_RETRIED, &ns->flags);
 	}
 	srcu_read_unlock(&ctrl->srcu, srcu_idx);
+}
+
+/*
+ * How many streams @ns may use, from its Streams Return Parameters: its
+ * allocation, else the shared pool, at most MSL and BLK_MAX_STREAMS.
+ */
+static u16 nvme_streams_count(struct nvme_ns *ns, const char **why, int *err)
+{
+	struct streams_directive_params *p;
+	u16 n;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return 0;
+	*err = nvme_dir_recv(ns, NVME_DIR_STREAMS, NVME_DIR_RCV_ST_OP_PARAM, 0,
+			     p, sizeof(*p), NULL);
+	if (*err) {
+		*why = "parameters failed";
+		n = 0;
+	} else {
+		n = le16_to_cpu(p->nsa) ?: le16_to_cpu(p->nssa);
+		n = min3(n, le16_to_cpu(p->msl), (u16)BLK_MAX_STREAMS);
+		if (!n)
+			*why = "no stream resources available";
+		/*
+		 * Said when the count changes, not applied: io_min and io_opt
+		 * stay as they were.
+		 */
+		else if (n != ns->nr_streams)
+			dev_info(ns->ctrl->device,
+				 "nsid %u: %u streams, write size %u blocks, granularity %u\n",
+				 ns->head->ns_id, n, le32_to_cpu(p->sws),
+				 le16_to_cpu(p->sgs));
+	}
+	kfree(p);
+	return n;
 }
 
 /* How many streams @ns may use: 0 if none, with the reason in @why. */
 static u16 nvme_streams_setup(struct nvme_ns *ns, const char **why, int *err)
 {
-	struct streams_directive_params p;
 	bool supported, enabled;
 	int ret;
 
 	*why = NULL;
-	if (!streams || ns->ctrl->streams_broken ||
+	*err = 0;
+	if (!streams ||
+	    test_bit(NVME_CTRL_STREAMS_BROKEN, &ns->ctrl->flags) ||
 	    !(ns->ctrl->oacs & NVME_CTRL_OACS_DIRECTIVES))
 		return 0;
 	/* A device that rejects the Identify directive has no Streams. */
@@ -132,12 +172,19 @@ static u16 nvme_streams_setup(struct nvme_ns *ns, const char **why, int *err)
 	if (ret || !supported)
 		return 0;
 
+	/*
+	 * After a refused write: set up again once where the device lost its
+	 * state (the namespace went and came back); none until the next
+	 * reset where it refused although enabled, or lost it again before
+	 * a scan saw it keep it.
+	 */
 	if (test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags)) {
-		/* Refused although enabled: no more until a reset. */
-		if (enabled)
+		if (enabled ||
+		    test_and_set_bit(NVME_NS_STREAMS_RETRIED, &ns->flags))
 			return 0;
-		/* The device lost its state (the namespace went and came). */
 		clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
+	} else if (enabled) {
+		clear_bit(NVME_NS_STREAMS_RETRIED, &ns->flags);
 	}
 	if (!enabled) {
 		ret = nvme_dir_enable_streams(ns);
@@ -148,32 +195,7 @@ static u16 nvme_streams_setup(struct nvme_ns *ns, const char **why, int *err)
 		}
 	}
 
-	ret = nvme_dir_recv(ns, NVME_DIR_STREAMS, NVME_DIR_RCV_ST_OP_PARAM, 0,
-			    &p, sizeof(p), NULL);
-	if (ret) {
-		*why = "parameters failed";
-		*err = ret;
-		return 0;
-	}
-	/* Streams of the shared pool, or of an allocation someone made. */
-	if (!p.nssa && !p.nsa) {
-		*why = "no stream resources available";
-		*err = 0;
-		return 0;
-	}
-	if (!p.msl)
-		return 0;
-	/*
-	 * Said when the count changes, not applied: io_min and io_opt stay
-	 * as they were.
-	 */
-	if (min_t(u16, le16_to_cpu(p.msl), BLK_MAX_STREAMS) != ns->nr_streams)
-		dev_info(ns->ctrl->device,
-			 "nsid %u: %u streams, write size %u blocks, granularity %u\n",
-			 ns->head->ns_id,
-			 min_t(u16, le16_to_cpu(p.msl), BLK_MAX_STREAMS),
-			 le32_to_cpu(p.sws), le16_to_cpu(p.sgs));
-	return min_t(u16, le16_to_cpu(p.msl), BLK_MAX_STREAMS);
+	return nvme_streams_count(ns, why, err);
 }
 
 /*
@@ -187,10 +209,8 @@ void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_streams_info *si)
 	int err;
 
 	si->max_streams = nvme_streams_setup(ns, &why, &err);
-	if (si->max_streams) {
-		set_bit(NVME_NS_STREAMS, &ns->flags);
+	if (si->max_streams)
 		return;
-	}
 	clear_bit(NVME_NS_STREAMS, &ns->flags);
 	if (why && (ns->nr_streams || !test_bit(NVME_NS_READY, &ns->flags)))
 		dev_info(ns->ctrl->device,
@@ -201,7 +221,8 @@ void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_streams_info *si)
 /*
  * Inside the limits update: the streams found by nvme_streams_query_ns().
  * Without multipath they are also what the namespace head has.  Of
- * those, max_streams counts the ones stream IDs go to.
+ * those, max_streams counts the ones stream IDs go to.  Writes use them
+ * from here on.
  */
 void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
 			     struct nvme_streams_info *si)
@@ -210,6 +231,8 @@ void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
 	lim->max_streams = nvme_streams_for_ids(si->max_streams);
 	if (!nvme_ns_head_multipath(ns->head))
 		WRITE_ONCE(ns->head->nr_streams, si->max_streams);
+	if (si->max_streams)
+		set_bit(NVME_NS_STREAMS, &ns->flags);
 }
 
 /*
@@ -240,7 +263,8 @@ u16 nvme_streams_head_max(struct nvme_ns_head *head)
  * namespace (it was reset, or the namespace went and came back), or does
  * not take them at all.  The namespace stops using streams, with one log
  * line, and a scan sets them up again where the device merely lost its
- * state; the caller sends the write again, which goes without directive.
+ * state.  The caller sends the write again, whatever its retry count,
+ * and it goes without directive: it can be refused so only once.
  */
 bool nvme_streams_refused(struct request *req)
 {
@@ -253,6 +277,7 @@ bool nvme_streams_refused(struct request *req)
 	    (le16_to_cpu(cmd->rw.control) & NVME_RW_DTYPE_MASK) !=
 	    NVME_RW_DTYPE_STREAMS)
 		return false;
+	nvme_req(req)->flags |= NVME_REQ_NO_STREAM;
 	if (test_and_clear_bit(NVME_NS_STREAMS, &ns->flags)) {
 		set_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
 		dev_info(ns->ctrl->device,

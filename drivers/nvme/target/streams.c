@@ -16,18 +16,24 @@
  * controller of its host is reset or shut down (CC.EN cleared, CC.SHN
  * set) or goes away; the namespace being disabled ends all of it.
  *
- * MSL is also the number of streams that may be open in the namespace at
- * once, over all hosts, and a host with an allocation (NSA) keeps at most
- * that many open.  A write to a stream that is not open opens it; where
- * that would pass either bound, a stream is first released implicitly:
- * the lowest its host has open, else the lowest another host has open.
- * No write is refused for lack of stream resources.
+ * MSL is also the number of streams of the namespace, over all hosts:
+ * what the hosts' allocations (NSA) do not take is the shared pool
+ * (NSSA).  A host with an allocation has at most that many streams open,
+ * the hosts without one have at most NSSA open together.  A write to a
+ * stream that is not open opens it; where that would pass the bound, a
+ * stream is first released implicitly: the lowest its host has open,
+ * else, in the pool, the lowest another host without an allocation has
+ * open, never one of an allocation.  With no stream in the pool the write
+ * is done without opening its stream.  A change of a host's allocation
+ * releases its open streams.  No write is refused for lack of stream
+ * resources.
  *
- * Locking: the subsystem lock guards the list of hosts, whether Streams
- * is enabled and the allocations; the namespace's spinlock guards the
- * open streams, which writes change.  Entries are only added to the list
- * (with RCU, so that writes can walk it) until the namespace is disabled,
- * when no command uses it any more and all of it is freed.
+ * Locking: the subsystem lock guards the list of hosts; the namespace's
+ * spinlock guards the open streams, which writes change, and with the
+ * subsystem lock whether Streams is enabled and the allocations.  Entries
+ * are only added to the list (with RCU, so that writes can walk it) until
+ * the namespace is disabled, when no command uses it any more and all of
+ * it is freed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 #include <linux/bitmap.h>
@@ -56,6 +62,7 @@ struct nvmet_ns_streams {
 	spinlock_t		lock;		/* the hosts' open streams */
 	u16			allocated;	/* all hosts' NSA */
 	u16			nr_open;	/* NSSO */
+	u16			pool_open;	/* of hosts without NSA */
 	struct nvmet_stream_stats stats[];	/* by stream, 0 for none */
 };
 
@@ -161,6 +168,28 @@ static void nvmet_streams_close(struct nvmet_ns_streams *sd,
 		return;
 	h->nr_open--;
 	sd->nr_open--;
+	if (!h->allocated)
+		sd->pool_open--;
+}
+
+/* Release every stream host @h has open; namespace spinlock held. */
+static void nvmet_streams_close_all(struct nvmet_ns_streams *sd,
+				    struct nvmet_streams_host *h)
+{
+	unsigned int id;
+
+	for_each_set_bit(id, h->open, NVMET_MAX_STREAMS + 1)
+		nvmet_streams_close(sd, h, id);
+}
+
+/* Give host @h an allocation of @n streams; both locks held. */
+static void nvmet_streams_set_allocated(struct nvmet_ns_streams *sd,
+					struct nvmet_streams_host *h, u16 n)
+{
+	lockdep_assert_held(&sd->lock);
+	nvmet_streams_close_all(sd, h);
+	sd->allocated += n - h->allocated;
+	h->allocated = n;
 }
 
 /* Host @h has Streams no more: nothing enabled, allocated or open. */
@@ -168,14 +197,10 @@ static void nvmet_streams_host_reset(struct nvmet_ns_streams *sd,
 				     struct nvmet_streams_host *h)
 {
 	unsigned long flags;
-	unsigned int id;
 
-	WRITE_ONCE(h->enabled, false);
-	sd->allocated -= h->allocated;
-	WRITE_ONCE(h->allocated, 0);
 	spin_lock_irqsave(&sd->lock, flags);
-	for_each_set_bit(id, h->open, NVMET_MAX_STREAMS + 1)
-		nvmet_streams_close(sd, h, id);
+	WRITE_ONCE(h->enabled, false);
+	nvmet_streams_set_allocated(sd, h, 0);
 	spin_unlock_irqrestore(&sd->lock, flags);
 }
 
@@ -192,8 +217,11 @@ static void nvmet_streams_host_end(struct nvmet_ctrl *ctrl)
 	unsigned long idx;
 
 	lockdep_assert_held(&subsys->lock);
+	/* Controllers that are reset or shut down themselves hold nothing. */
 	list_for_each_entry(other, &subsys->ctrls, subsys_entry)
-		if (other != ctrl && uuid_equal(&other->hostid, &ctrl->hostid))
+		if (other != ctrl && uuid_equal(&other->hostid, &ctrl->hostid) &&
+		    (READ_ONCE(other->cc) & NVME_CC_ENABLE) &&
+		    !(READ_ONCE(other->cc) & NVME_CC_SHN_MASK))
 			return;
 	xa_for_each(&subsys->namespaces, idx, ns) {
 		if (!ns->streams_state)
@@ -215,39 +243,58 @@ void nvmet_streams_ctrl_reset(struct nvmet_ctrl *ctrl)
 	mutex_unlock(&ctrl->subsys->lock);
 }
 
+/* A host without an allocation that has pool streams open. */
+static struct nvmet_streams_host *
+nvmet_streams_pool_victim(struct nvmet_ns_streams *sd)
+{
+	struct nvmet_streams_host *h, *found = NULL;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(h, &sd->hosts, entry) {
+		if (!h->allocated && h->nr_open) {
+			found = h;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
 /*
- * A write opens stream @id of host @h, releasing one first where the
- * host's allocation or MSL would be passed (see the top of this file).
+ * A write opens stream @id of host @h, releasing one first where its
+ * allocation or the pool would be passed (see the top of this file).
  */
 static void nvmet_streams_open(struct nvmet_ns *ns,
 			       struct nvmet_streams_host *h, unsigned int id)
 {
 	struct nvmet_ns_streams *sd = ns->streams_state;
-	struct nvmet_streams_host *victim = h, *o;
-	unsigned int cap = READ_ONCE(h->allocated);
+	struct nvmet_streams_host *victim = NULL;
 	unsigned long flags;
+	unsigned int pool;
 
 	spin_lock_irqsave(&sd->lock, flags);
-	if (test_bit(id, h->open))
+	/* Enabled checked again: the host's state may have just ended. */
+	if (!h->enabled || test_bit(id, h->open))
 		goto out;
-	if (sd->nr_open >= ns->streams || (cap && h->nr_open >= cap)) {
-		if (!h->nr_open) {
-			rcu_read_lock();
-			list_for_each_entry_rcu(o, &sd->hosts, entry) {
-				if (o->nr_open) {
-					victim = o;
-					break;
-				}
-			}
-			rcu_read_unlock();
-		}
+	if (h->allocated) {
+		if (h->nr_open >= h->allocated)
+			victim = h;
+	} else {
+		pool = ns->streams - sd->allocated;
+		if (!pool)
+			goto out;
+		if (sd->pool_open >= pool)
+			victim = h->nr_open ? h : nvmet_streams_pool_victim(sd);
+	}
+	if (victim)
 		nvmet_streams_close(sd, victim,
 				    find_first_bit(victim->open,
 						   NVMET_MAX_STREAMS + 1));
-	}
 	__set_bit(id, h->open);
 	h->nr_open++;
 	sd->nr_open++;
+	if (!h->allocated)
+		sd->pool_open++;
 out:
 	spin_unlock_irqrestore(&sd->lock, flags);
 }
@@ -436,8 +483,9 @@ static u16 nvmet_dir_streams_send(struct nvmet_req *req)
 		spin_unlock_irqrestore(&sd->lock, flags);
 		break;
 	case NVME_DIR_SND_ST_OP_REL_RSC:
-		sd->allocated -= h->allocated;
-		WRITE_ONCE(h->allocated, 0);
+		spin_lock_irqsave(&sd->lock, flags);
+		nvmet_streams_set_allocated(sd, h, 0);
+		spin_unlock_irqrestore(&sd->lock, flags);
 		break;
 	default:
 		status = nvmet_streams_invalid(req, DIR_LOC(doper));
@@ -603,14 +651,24 @@ static u16 nvmet_streams_allocate(struct nvmet_req *req,
 	struct nvmet_ns *ns = req->ns;
 	struct nvmet_ns_streams *sd = ns->streams_state;
 	u16 want = cmd->endir | cmd->tdtype << 8;
+	struct nvmet_streams_host *o;
+	unsigned long flags;
+	unsigned int id;
 
 	if (!want)
 		return nvmet_streams_invalid(req, DIR_LOC(endir));
 	want = min_t(unsigned int, want, ns->streams - sd->allocated);
 	if (!want)
 		return NVME_SC_STREAM_ALLOC_FAILED | NVME_STATUS_DNR;
-	sd->allocated += want;
-	WRITE_ONCE(h->allocated, h->allocated + want);
+	spin_lock_irqsave(&sd->lock, flags);
+	nvmet_streams_set_allocated(sd, h, h->allocated + want);
+	/* The pool is smaller now: release what it no longer has. */
+	while (sd->pool_open > ns->streams - sd->allocated) {
+		o = nvmet_streams_pool_victim(sd);
+		id = find_first_bit(o->open, NVMET_MAX_STREAMS + 1);
+		nvmet_streams_close(sd, o, id);
+	}
+	spin_unlock_irqrestore(&sd->lock, flags);
 	req->cqe->result.u32 = cpu_to_le32(want);
 	return NVME_SC_SUCCESS;
 }

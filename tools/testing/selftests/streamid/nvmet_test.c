@@ -39,6 +39,7 @@
 #include "fs.h"
 
 #define NVMET		"/sys/kernel/config/nvmet"
+#define NVME_CORE	"/sys/module/nvme_core/parameters"
 #define NQN		"streamid-test"
 #define NQN_DIR		NVMET "/subsystems/" NQN
 #define NS_DIR		NQN_DIR "/namespaces/1"
@@ -233,7 +234,8 @@ static void nvmet_cleanup(void)
 	rmdir(NQN_DIR);
 	nullb_remove(NULLB "/" BACKING);
 	nullb_remove(NULLB "/" BACKING "2");
-	write_attr("/sys/module/nvme_core/parameters", "streams", "Y");
+	write_attr(NVME_CORE, "streams", "Y");
+	write_attr(NVME_CORE, "max_retries", "5");
 }
 
 /*
@@ -274,7 +276,7 @@ static void nvmet_up(struct __test_metadata *_metadata, struct host *self,
 	}
 	ASSERT_EQ(0, symlink(NQN_DIR, PORT_DIR "/subsystems/" NQN));
 
-	ASSERT_EQ(0, write_attr("/sys/module/nvme_core/parameters", "streams",
+	ASSERT_EQ(0, write_attr(NVME_CORE, "streams",
 				host_streams ? "Y" : "N"));
 
 	if (!strcmp(transport, "tcp")) {
@@ -639,50 +641,141 @@ TEST_F(nvmet, reset_controller)
 }
 
 /*
- * Random Directive Send and Receive commands: each gets a status, and
- * the target still serves I/O and directives correctly afterwards.
+ * What the target does with a directive command, as
+ * Documentation/block/write-streams.rst and the specification say: the
+ * model of one host and namespace 1 of MSL streams, the only namespace.
+ */
+struct dir_model {
+	bool enabled;
+	unsigned int allocated;
+};
+
+struct dir_cmd {
+	bool send;
+	__u32 nsid, dtype, doper, dspec, len, numd, cdw12;
+};
+
+#define SC_SGL_INVALID_DATA	0x400f
+
+/* The status the target must return for @c; @m follows its effect. */
+static int dir_expect(struct dir_model *m, const struct dir_cmd *c)
+{
+	bool identify_all = c->dtype == DIR_IDENTIFY && c->nsid == 0xffffffff;
+	__u32 want_len = c->send || (c->dtype == DIR_STREAMS && c->doper == 3) ?
+			 0 : (c->numd + 1) * 4;
+	__u32 nsr = c->cdw12 & 0xffff, id = c->dspec;
+
+	/* The data transfer first, then the namespace. */
+	if (c->len != want_len)
+		return SC_SGL_INVALID_DATA;
+	if (!identify_all && c->nsid != 1)
+		return SC_INVALID_NS;
+	if (c->dtype == DIR_IDENTIFY) {
+		if (c->doper != 1)
+			return SC_INVALID_FIELD;
+		if (!c->send)
+			return SC_SUCCESS;
+		if ((c->cdw12 >> 8 & 0xff) != DIR_STREAMS)
+			return SC_INVALID_FIELD;
+		m->enabled = c->cdw12 & 1;
+		if (!m->enabled)
+			m->allocated = 0;
+		return SC_SUCCESS;
+	}
+	if (c->dtype != DIR_STREAMS)
+		return SC_INVALID_FIELD;
+	if (!c->send && c->doper == 1)
+		return SC_SUCCESS;
+	if (c->doper < 1 || c->doper > (c->send ? 2U : 3U) || !m->enabled)
+		return SC_INVALID_FIELD;
+	if (c->send && c->doper == 1)
+		return id && id <= MSL ? SC_SUCCESS : SC_INVALID_FIELD;
+	if (c->send) {
+		m->allocated = 0;
+		return SC_SUCCESS;
+	}
+	if (c->doper == 2)
+		return SC_SUCCESS;
+	if (!nsr)
+		return SC_INVALID_FIELD;
+	if (m->allocated == MSL)
+		return SC_STREAM_ALLOC_FAILED;
+	m->allocated += nsr < MSL - m->allocated ? nsr : MSL - m->allocated;
+	return SC_SUCCESS;
+}
+
+/*
+ * Random Directive Send and Receive commands: each gets the status the
+ * target's rules give it, and the target still serves I/O and directives
+ * correctly afterwards.
  */
 TEST_F_TIMEOUT(nvmet, random_directives, 600)
 {
 	static const __u32 nsids[] = { 1, 0, 2, 0xffffffff, 1, 1 };
 	__u8 *buf = malloc(1 << 16);
+	struct dir_model m = { };
 	struct streams_params p;
-	int i, errors = 0, ok = 0;
+	int i, wrong = 0, ok = 0, kinds = 0;
 	struct stats st;
 
 	ASSERT_NE(NULL, buf);
 	srand(1);
 	for (i = 0; i < 10000; i++) {
 		/* Mostly valid types and operations, so that most get far. */
-		__u32 dtype = rand() % 4 ? rand() % 3 : rand() % 256;
-		__u32 doper = rand() % 4 ? rand() % 4 : rand() % 256;
-		__u32 dspec = rand() % 4 ? rand() % 8 : rand() % 65536;
-		__u32 len = (rand() % 2) * (rand() % 4 ? 32 : 4096);
-		__u32 numd = rand() % 2 ? (len ? len / 4 - 1 : 0) :
-				rand() % 4 ? rand() % 1024 : rand();
-		__u32 cdw12 = rand() % 3 ? rand() % 512 : rand();
-		int send = rand() % 2, ret;
+		struct dir_cmd c = {
+			.dtype = rand() % 4 ? rand() % 3 : rand() % 256,
+			.doper = rand() % 4 ? rand() % 4 : rand() % 256,
+			.dspec = rand() % 4 ? rand() % 8 : rand() % 65536,
+			.len = rand() % 4 ? (rand() % 2 ? 32 : 4096) : 0,
+		};
+		int ret, want;
 
+		c.numd = rand() % 8 ? (c.len ? c.len / 4 - 1 : 0) :
+			 rand() % 4 ? rand() % 1024 : rand();
+		c.cdw12 = rand() % 3 ? rand() % 512 : rand();
+		c.send = rand() % 2;
 		/* A Directive Send carries no data in Identify or Streams. */
-		if (send && rand() % 8)
-			len = 0;
-		ret = admin(self->h.fd, send ? 0x19 : 0x1a, nsids[rand() % 6],
-			    buf, len, numd, doper | dtype << 8 | dspec << 16,
-			    cdw12, NULL);
+		if (c.send && rand() % 8)
+			c.len = 0;
+		c.nsid = nsids[rand() % 6];
+		ret = admin(self->h.fd, c.send ? 0x19 : 0x1a, c.nsid, buf,
+			    c.len, c.numd, c.doper | c.dtype << 8 | c.dspec << 16,
+			    c.cdw12, NULL);
+		want = dir_expect(&m, &c);
 		ASSERT_LE(0, ret) TH_LOG("command %d: %s", i, strerror(-ret));
-		if (ret)
-			errors++;
-		else
-			ok++;
+		if (ret != want && wrong++ < 10) {
+			char what[128];
+
+			snprintf(what, sizeof(what),
+				 "%s nsid %#x dtype %u doper %u dspec %u",
+				 c.send ? "send" : "receive", c.nsid, c.dtype,
+				 c.doper, c.dspec);
+			TH_LOG("command %d: %s len %u numd %u cdw12 %#x: status %#x, want %#x",
+			       i, what, c.len, c.numd, c.cdw12, ret, want);
+		}
+		ok += !ret;
+		/* Which of the 8 operations of each direction succeeded. */
+		if (!ret && c.dtype < 2 && c.doper < 4)
+			kinds |= 1 << (c.send * 8 + c.dtype * 4 + c.doper);
 	}
-	TH_LOG("10000 random directive commands: %d succeeded, %d failed",
-	       ok, errors);
+	TH_LOG("10000 random directive commands: %d succeeded, %d not as the rules say",
+	       ok, wrong);
+	EXPECT_EQ(0, wrong);
+	/*
+	 * The commands got far: every operation there is succeeded at least
+	 * once: Identify Return Parameters; Streams Return Parameters, Get
+	 * Status, Allocate Resources; Enable Directive; Release Identifier,
+	 * Release Resources.
+	 */
+	EXPECT_EQ(1 << 1 | 1 << 5 | 1 << 6 | 1 << 7 | 1 << 9 | 1 << 13 |
+		  1 << 14, kinds);
 	free(buf);
 
 	/* Still correct: directives, stream writes, data. */
 	ASSERT_EQ(0, enable_streams(self->h.fd, 1, 1));
 	ASSERT_EQ(0, streams_params(self->h.fd, &p));
 	EXPECT_EQ(MSL, p.msl);
+	EXPECT_EQ(m.allocated, p.nsa);
 	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
 	ASSERT_EQ(0, write_dir(self->h.fd, 5, DIR_STREAMS, 2, 2));
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
@@ -964,7 +1057,7 @@ TEST_F(host, streams_off)
 	char *buf = malloc(1 << 20);
 
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, write_attr("/sys/module/nvme_core/parameters", "streams",
+	ASSERT_EQ(0, write_attr(NVME_CORE, "streams",
 				"N"));
 	ASSERT_EQ(0, trace_clear());
 	ASSERT_EQ(0, write_attr(TRACING "/events/nvme/nvme_setup_cmd",
@@ -1309,6 +1402,18 @@ static int ns_cycle(const struct host *h, const char *streams)
 	       write_attr(h->ns, "enable", "1");
 }
 
+/* Have the host scan its namespaces, and give the scan time to end. */
+static int rescan_and_settle(const struct host *h)
+{
+	char dir[400];
+
+	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", h->ctrl);
+	if (write_attr(dir, "rescan_controller", "1"))
+		return -1;
+	sleep(1);
+	return 0;
+}
+
 /*
  * ns_cycle() under a host that goes on using the namespace: with the
  * target's Namespace Attribute Notices off (Asynchronous Event
@@ -1334,8 +1439,9 @@ static int ns_cycle_under_host(const struct host *h, const char *streams)
  * No write fails because of its stream, O_DIRECT or buffered, while
  * tagged writers run through (a) a controller reset whose Enable fails,
  * (b) the target namespace disabled and enabled again, which ends the
- * host's Streams state there, and (c) a new stream count on the target;
- * after each the streams come back, and the data reads back.
+ * host's Streams state there, (c) a new stream count on the target and
+ * (d) the target dropping the state of its own; after each the streams
+ * come back, and the data reads back.
  */
 TEST_F(host, writes_never_fail)
 {
@@ -1362,6 +1468,7 @@ TEST_F(host, writes_never_fail)
 	EXPECT_EQ(0, writers_progress(&w, 64));
 
 	/* (b) */
+	ASSERT_EQ(0, system("dmesg -C"));
 	snprintf(msl, sizeof(msl), "%d", HOST_MSL);
 	ASSERT_EQ(0, ns_cycle_under_host(&self->h, msl));
 	EXPECT_EQ(0, writers_progress(&w, 256));
@@ -1369,6 +1476,11 @@ TEST_F(host, writes_never_fail)
 	EXPECT_EQ(0, writers_progress(&w, 64));
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
 	EXPECT_LT(0, st.sectors[2]) TH_LOG("streams back after (b)");
+	/* The target refused writes for their stream: the host said so. */
+	EXPECT_LE(1, dmesg_count("a write was refused for its stream"));
+	EXPECT_GE(2, dmesg_count("a write was refused for its stream"));
+	/* A scan sees the streams kept: they may be set up again later. */
+	ASSERT_EQ(0, rescan_and_settle(&self->h));
 
 	/* (c): 6 streams, fewer than 8, so none kept for hints. */
 	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "6"));
@@ -1379,6 +1491,22 @@ TEST_F(host, writes_never_fail)
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
 	EXPECT_LT(0, st.sectors[2]) TH_LOG("streams back after (c)");
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, 2, 3, -1 }));
+
+	ASSERT_EQ(0, rescan_and_settle(&self->h));
+
+	/*
+	 * (d) The device drops the host's Streams state of its own (an
+	 * Enable Directive with Streams off, behind the driver's back), with
+	 * max_retries 0: the retry of a refused write does not depend on it.
+	 */
+	ASSERT_EQ(0, write_attr(NVME_CORE, "max_retries", "0"));
+	ASSERT_EQ(0, enable_streams(self->h.fd, 1, 0));
+	EXPECT_EQ(0, writers_progress(&w, 256));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_LT(0, st.sectors[2]) TH_LOG("streams back after (d)");
+	EXPECT_EQ(0, write_attr(NVME_CORE, "max_retries", "5"));
 
 	EXPECT_EQ(0, writers_stop(&w));
 	EXPECT_EQ(0, writers_check(self->h.dev));
@@ -1562,10 +1690,10 @@ TEST_F(host, two_hosts_two_namespaces)
 	EXPECT_EQ(0, untagged[0] + untagged[1]);
 
 	/* The second path without streams: the disk has none, no path tags. */
-	ASSERT_EQ(0, write_attr("/sys/module/nvme_core/parameters", "streams",
+	ASSERT_EQ(0, write_attr(NVME_CORE, "streams",
 				"N"));
 	EXPECT_EQ(0, reset_and_wait(ctrl2, self->h.dev, 0));
-	ASSERT_EQ(0, write_attr("/sys/module/nvme_core/parameters", "streams",
+	ASSERT_EQ(0, write_attr(NVME_CORE, "streams",
 				"Y"));
 	EXPECT_EQ(0, path_max_streams(&self->h, ctrl2, 1));
 	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, self->h.ctrl, 1));
@@ -1776,33 +1904,44 @@ TEST_F(nvmet, dspec_bounds)
 
 /*
  * Open streams: a host with an allocation keeps at most that many open,
- * a write to one more releases the lowest; over all hosts no more than
- * MSL are open (NSSO).
+ * a write to one more releases the lowest; a change of the allocation
+ * releases them all; without one, up to the pool (NSSA), at most MSL.
  */
 TEST_F(nvmet, implicit_release)
 {
 	__u16 status[8] = { 0 };
 	struct streams_params p;
+	int i;
 
 	ASSERT_EQ(0, enable_streams(self->h.fd, 1, 1));
 	ASSERT_EQ(0, dir_recv(self->h.fd, 1, DIR_STREAMS, 3, 0, NULL, 0, 2,
 			      NULL));
-	ASSERT_EQ(0, write_dir(self->h.fd, 0, DIR_STREAMS, 1, 1));
-	ASSERT_EQ(0, write_dir(self->h.fd, 1, DIR_STREAMS, 2, 2));
-	ASSERT_EQ(0, write_dir(self->h.fd, 2, DIR_STREAMS, 3, 3));
+	for (i = 1; i <= 3; i++)
+		ASSERT_EQ(0, write_dir(self->h.fd, i, DIR_STREAMS, i, i));
 	ASSERT_EQ(0, dir_recv(self->h.fd, 1, DIR_STREAMS, 2, 0, status,
 			      sizeof(status), 0, NULL));
 	EXPECT_EQ(2, status[0]);
 	EXPECT_EQ(2, status[1]);
 	EXPECT_EQ(3, status[2]);
-	/* Without the allocation, up to MSL. */
+	/* Without the allocation: none open, then the pool, all MSL. */
 	ASSERT_EQ(0, dir_send(self->h.fd, 1, DIR_STREAMS, 2, 0, 0));
-	ASSERT_EQ(0, write_dir(self->h.fd, 3, DIR_STREAMS, 1, 1));
-	ASSERT_EQ(0, write_dir(self->h.fd, 4, DIR_STREAMS, 4, 4));
+	ASSERT_EQ(0, streams_params(self->h.fd, &p));
+	EXPECT_EQ(0, p.nso);
+	EXPECT_EQ(0, p.nsso);
+	for (i = 1; i <= MSL; i++)
+		ASSERT_EQ(0, write_dir(self->h.fd, i, DIR_STREAMS, i, i));
 	ASSERT_EQ(0, streams_params(self->h.fd, &p));
 	EXPECT_EQ(MSL, p.nso);
 	EXPECT_EQ(MSL, p.nsso);
-	EXPECT_EQ(0, check_at(self->h.dev, 2 * 4096, 4096, 3));
+	EXPECT_EQ(MSL, p.nssa);
+	/* An allocation of 1: the pool shrinks, the open streams go. */
+	ASSERT_EQ(0, dir_recv(self->h.fd, 1, DIR_STREAMS, 3, 0, NULL, 0, 1,
+			      NULL));
+	ASSERT_EQ(0, streams_params(self->h.fd, &p));
+	EXPECT_EQ(0, p.nso);
+	EXPECT_EQ(MSL - 1, p.nssa);
+	for (i = 1; i <= MSL; i++)
+		EXPECT_EQ(0, check_at(self->h.dev, i * 4096, 4096, i));
 }
 
 #define STRESS_SECONDS	8
@@ -1812,6 +1951,9 @@ TEST_F(nvmet, implicit_release)
  * stream_stats, 1 disables and enables the namespace with a new stream
  * count, 2 sends writes with streams and directive commands through
  * controller @fd.  Errors are expected; the kernel must stay sound.
+ * (No controller resets: with namespaces going and coming on the host,
+ * they meet a race of 6.12's elevator re-registration that is not the
+ * series'.)
  */
 static void stress_job(const struct host *h, int job, int fd,
 		       unsigned long *stop)
