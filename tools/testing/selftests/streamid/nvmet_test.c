@@ -1788,29 +1788,32 @@ TEST_F(nvmet, same_host_controllers)
 	ASSERT_EQ(0, streams_params(self->h.fd, &p));
 	EXPECT_EQ(1, p.nso);
 
-	/* The first controller goes: the state stays with the second. */
-	close(self->h.fd);
-	self->h.fd = -1;
-	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", self->h.ctrl);
-	ASSERT_EQ(0, write_attr(dir, "delete_controller", "1"));
-	ASSERT_EQ(0, identify_dirs(fd2, 1, &sup, &en));
-	EXPECT_EQ(3, en);
-	EXPECT_EQ(0, rw_dir(fd2, 0x01, 1, DIR_STREAMS, 2));
+	/*
+	 * The second controller goes: the state stays with the first.  (Not
+	 * the first: in 6.12 the multipath head keeps using its effects log,
+	 * freed with it, for passthrough commands of the other path.)
+	 */
 	ASSERT_EQ(0, streams_params(fd2, &p));
+	EXPECT_EQ(1, p.nso);
+	close(fd2);
+	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", ctrl2);
+	ASSERT_EQ(0, write_attr(dir, "delete_controller", "1"));
+	ASSERT_EQ(0, identify_dirs(self->h.fd, 1, &sup, &en));
+	EXPECT_EQ(3, en);
+	EXPECT_EQ(0, rw_dir(self->h.fd, 0x01, 1, DIR_STREAMS, 2));
+	ASSERT_EQ(0, streams_params(self->h.fd, &p));
 	EXPECT_EQ(2, p.nsa);
 	EXPECT_EQ(2, p.nso);
 
 	/* Its last controller reset, the host has no Streams state left. */
-	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", ctrl2);
-	ASSERT_EQ(0, write_attr(dir, "reset_controller", "1"));
-	ASSERT_EQ(0, identify_dirs(fd2, 1, &sup, &en));
+	ASSERT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
+	ASSERT_EQ(0, identify_dirs(self->h.fd, 1, &sup, &en));
 	EXPECT_EQ(1, en);
-	ASSERT_EQ(0, streams_params(fd2, &p));
+	ASSERT_EQ(0, streams_params(self->h.fd, &p));
 	EXPECT_EQ(0, p.nsa);
 	EXPECT_EQ(0, p.nso);
 	EXPECT_EQ(0, p.nsso);
 	EXPECT_EQ(MSL, p.nssa);
-	close(fd2);
 }
 
 /*
