@@ -196,6 +196,27 @@ series_checks()
 
 [ -n "$debug" ] || series_checks
 
+# --- The tools: flashsim is checked against the theory of garbage
+# --- collection (seconds), and the checks must fail a wrong model.
+tool_checks()
+{
+	local sim=$OUT/tools/flashsim line
+
+	require "build: tools/streamid builds without warnings" \
+		make -C "$TOP/tools/streamid" OUTPUT="$OUT/tools/" \
+		CFLAGS="-O2 -Werror"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) tap ok "flashsim: ${line#ok * }" ;;
+		"not ok "*) tap fail "flashsim: ${line#not ok * }" ;;
+		esac
+	done < <("$TOP/tools/streamid/flashsim-test.sh" "$sim" 2>&1 || true)
+	check "flashsim: these checks fail a model whose GC picks any block" \
+		sh -c "! '$TOP/tools/streamid/flashsim-test.sh' -g random '$sim'" ||
+		true
+}
+[ -n "$debug" ] || tool_checks
+
 # --- The kernel and the tests.
 
 require "build: the kernel builds (build/bzImage$debug)" \

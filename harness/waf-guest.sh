@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# "make waf", in the guest: each workload runs twice on a fresh null_blk
+# disk, without stream IDs and with them, while the disk's block_rq_issue
+# events are traced: every write, discard and flush that reaches it, with
+# its stream.  A run whose trace lost events, or whose writes per stream
+# differ from what the disk itself counted, fails.
+#
+# Usage: waf-guest.sh OUTDIR WAF_LOAD MIB DEVICE_WRITES WORKLOAD...
+# Writes OUTDIR/WORKLOAD-{none,streams}.trace and .stats.
+set -euo pipefail
+
+out=$1 load=$2 mib=$3 writes=$4
+shift 4
+T=/sys/kernel/tracing
+nullb=/sys/kernel/config/nullb/waf
+mnt=/tmp/waf
+
+disk_up()
+{
+	mkdir "$nullb"
+	echo "$mib" > "$nullb/size"
+	echo 4096 > "$nullb/blocksize"
+	echo 1 > "$nullb/memory_backed"
+	echo 1 > "$nullb/discard"
+	echo 255 > "$nullb/streams"
+	echo 1 > "$nullb/power"
+	dev=/dev/waf
+}
+
+disk_down()
+{
+	echo 0 > "$nullb/power"
+	rmdir "$nullb"
+}
+
+trace_start()
+{
+	local devt
+
+	devt=$(stat -L -c '%t %T' "$dev")
+	read -r major minor <<< "$devt"
+	echo 0 > $T/tracing_on
+	echo > $T/trace
+	echo 65536 > $T/buffer_size_kb
+	echo "dev == $(((0x$major << 20) | 0x$minor))" \
+		> $T/events/block/block_rq_issue/filter
+	echo 1 > $T/events/block/block_rq_issue/enable
+	cat $T/trace_pipe > /tmp/trace &
+	reader=$!
+	echo 1 > $T/tracing_on
+}
+
+# Stop tracing, let the reader empty the ring buffer, and fail if the
+# buffer lost events.
+trace_stop()
+{
+	local f lost=0 n
+
+	echo 0 > $T/tracing_on
+	echo 0 > $T/events/block/block_rq_issue/enable
+	for f in $T/per_cpu/cpu*/stats; do
+		while [ "$(awk '/^entries:/ { print $2 }' "$f")" != 0 ]; do
+			sleep 0.2
+		done
+	done
+	sleep 0.5
+	kill "$reader"
+	wait "$reader" || true
+	for f in $T/per_cpu/cpu*/stats; do
+		n=$(awk '/^(overrun|dropped events):/ { s += $NF } END { print s + 0 }' "$f")
+		lost=$((lost + n))
+	done
+	if [ "$lost" -ne 0 ] || grep -q 'LOST.*EVENTS' /tmp/trace; then
+		echo "waf-guest: the trace lost $lost events" >&2
+		return 1
+	fi
+}
+
+# The writes per stream in the trace must be what the disk counted.
+trace_matches_disk()
+{
+	local got want
+
+	got=$(awk '{
+			for (i = 1; i < NF; i++)
+				if ($i == "block_rq_issue:")
+					break
+			if (i == NF || $(i + 2) !~ /^F?W/)
+				next
+			for (; i < NF; i++)
+				if ($i == "+")
+					n = $(i + 1)
+			s = substr($NF, 8)
+			req[s]++; sec[s] += n
+		} END { for (s in req) print s, req[s], sec[s] }' /tmp/trace |
+		sort -n)
+	want=$(sort -n "$nullb/stream_stats")
+	if [ "$got" != "$want" ]; then
+		echo "waf-guest: the trace has per stream" $got >&2
+		echo "waf-guest: the disk counted" $want >&2
+		return 1
+	fi
+}
+
+run()	# run WORKLOAD none|streams
+{
+	local w=$1 mode=$2 s=
+	local start=$SECONDS
+
+	[ "$mode" = streams ] && s=-s
+	disk_up
+	trace_start
+	case $w in
+	writers-ext4|dbfile-ext4)
+		mkfs.ext4 -q -F -E nodiscard "$dev"
+		mkdir -p $mnt && mount -o discard "$dev" $mnt
+		"$load" $s "${w%-*}" $mnt "$writes"
+		umount $mnt ;;
+	writers-xfs|dbfile-xfs)
+		mkfs.xfs -q -f -K "$dev"
+		mkdir -p $mnt && mount -o discard "$dev" $mnt
+		"$load" $s "${w%-*}" $mnt "$writes"
+		umount $mnt ;;
+	cache)
+		"$load" $s cache "$dev" "$writes" ;;
+	*)
+		echo "waf-guest: no workload $w" >&2
+		return 1 ;;
+	esac
+	trace_stop
+	trace_matches_disk
+	cp /tmp/trace "$out/$w-$mode.trace"
+	cp "$nullb/stream_stats" "$out/$w-$mode.stats"
+	rm /tmp/trace
+	disk_down
+	echo "waf-guest: $w $mode: $((SECONDS - start))s," \
+		"$(grep -c block_rq_issue "$out/$w-$mode.trace") requests"
+}
+
+for w in "$@"; do
+	run "$w" none
+	run "$w" streams
+done

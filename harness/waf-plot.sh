@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The plots of "make waf", with gnuplot: WAF against over-provisioning
+# per workload, without and with stream IDs (waf-op.png), and per
+# workload and stream the lifetimes of the data (waf-lifetimes.png).
+#
+# Usage: waf-plot.sh DIR WORKLOAD...  (DIR holds table.txt and the
+# WORKLOAD.lifetimes files that waf.sh wrote)
+set -euo pipefail
+
+dir=$1
+shift
+n=$#
+cols=$(( n < 3 ? n : 3 ))
+rows=$(( (n + cols - 1) / cols ))
+
+# Per workload, "OP without with" rows.
+for w in "$@"; do
+	awk -v w="$w" '$1 == w { sub(/%/, "", $2); print $2, $3, $4 }' \
+		"$dir/table.txt" > "$dir/$w.op"
+	# The lifetimes at the first over-provisioning, in device writes
+	# (pages over the capacity), as a share of each stream's pages.
+	awk 'n == 0 && /^# op=/ { on = 1; for (i = 1; i <= NF; i++)
+			if ($i ~ /^capacity_pages=/) cap = substr($i, 16) + 0
+		     next }
+	     on && /^#/ { exit }
+	     on { s[NR] = $1; x[NR] = $2 / cap; y[NR] = $4; tot[$1] += $4 }
+	     END { for (i in s) print s[i], x[i], y[i] / tot[s[i]] }' \
+		"$dir/$w.lifetimes" | sort -k1,1n -k2,2g > "$dir/$w.life"
+done
+
+{
+	echo "set terminal pngcairo size $((cols * 420)),$((rows * 320)) font ',9'"
+	echo "set output '$dir/waf-op.png'"
+	echo "set multiplot layout $rows,$cols title 'Write amplification without and with stream IDs (flashsim, greedy GC)'"
+	echo "set xlabel 'over-provisioning (%)'; set ylabel 'WAF'; set yrange [1:*]"
+	echo "set key top right; set grid"
+	for w in "$@"; do
+		echo "set title '$w'"
+		echo "plot '$dir/$w.op' using 1:2 with linespoints title 'without', '' using 1:3 with linespoints title 'with stream IDs'"
+	done
+	echo "unset multiplot"
+
+	echo "set output '$dir/waf-lifetimes.png'"
+	echo "set multiplot layout $rows,$cols title 'Lifetime of the data per stream ID (written to overwritten or discarded)'"
+	echo "set logscale x; set xlabel 'lifetime (device writes)'; set ylabel 'share of the stream''s pages'"
+	echo "set yrange [0:*]; set key top left"
+	for w in "$@"; do
+		echo "set title '$w'"
+		# One line per stream: the blocks of the file, split by stream.
+		streams=$(cut -d' ' -f1 "$dir/$w.life" | sort -un | tr '\n' ' ')
+		plot=
+		for s in $streams; do
+			plot="$plot${plot:+, }'$dir/$w.life' using (\$1 == $s ? \$2 : 1/0):3 with linespoints title 'stream $s'"
+		done
+		echo "plot $plot"
+	done
+	echo "unset multiplot"
+} | gnuplot
