@@ -26,6 +26,10 @@ check-debug:
 bench:
 	$(H)/bench.sh
 
+# make waf: write amplification without and with stream IDs (not a test).
+waf:
+	$(H)/waf.sh
+
 # make patches: the upstream-ready series in build/series/.
 patches:
 	$(H)/setup.sh
@@ -38,4 +42,4 @@ refresh:
 clean:
 	rm -rf build
 
-.PHONY: all bench build check check-debug patches refresh clean
+.PHONY: all bench build check check-debug patches refresh clean waf

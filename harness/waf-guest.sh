@@ -6,12 +6,14 @@
 # its stream.  A run whose trace lost events, or whose writes per stream
 # differ from what the disk itself counted, fails.
 #
-# Usage: waf-guest.sh OUTDIR WAF_LOAD MIB DEVICE_WRITES WORKLOAD...
-# Writes OUTDIR/WORKLOAD-{none,streams}.trace and .stats.
+# Usage: waf-guest.sh OUTDIR BINDIR MIB DEVICE_WRITES WORKLOAD...
+# BINDIR holds waf-load and hint2stream.so.  Writes
+# OUTDIR/WORKLOAD-{none,streams}.trace and .stats.
 set -euo pipefail
 
-out=$1 load=$2 mib=$3 writes=$4
+out=$1 bin=$2 mib=$3 writes=$4
 shift 4
+load=$bin/waf-load
 T=/sys/kernel/tracing
 nullb=/sys/kernel/config/nullb/waf
 mnt=/tmp/waf
@@ -103,6 +105,32 @@ trace_matches_disk()
 	fi
 }
 
+# RocksDB's db_bench, unchanged: fillrandom, then overwrite at steady
+# state, a database of half the disk in levels of its own; with streams,
+# its lifetime hints become stream IDs through hint2stream.so.
+rocksdb()
+{
+	local num=$((mib * 1200)) preload=
+
+	[ "$1" = streams ] && preload=$bin/hint2stream.so
+	env ${preload:+LD_PRELOAD=$preload HINT2STREAM_LOG=/tmp/hints} \
+		db_bench --db=$mnt/db --benchmarks=fillrandom,overwrite \
+		--num=$num --writes=$((num * writes / 4)) --key_size=16 \
+		--value_size=400 --compression_type=none \
+		--write_buffer_size=$((8 << 20)) \
+		--target_file_size_base=$((8 << 20)) \
+		--max_bytes_for_level_base=$((32 << 20)) \
+		--max_background_jobs=2 --threads=1 --seed=1 \
+		--statistics=0 --histogram=0 > /tmp/db_bench.log 2>&1 ||
+		{ tail /tmp/db_bench.log >&2; return 1; }
+	grep -E '^(fillrandom|overwrite) ' /tmp/db_bench.log >&2
+	if [ -n "$preload" ]; then
+		echo "waf-guest: hints: $(awk '{ n[$2 "->" $3]++ }
+			END { for (h in n) printf "%s x%d ", h, n[h] }' /tmp/hints)" >&2
+		rm /tmp/hints
+	fi
+}
+
 run()	# run WORKLOAD none|streams
 {
 	local w=$1 mode=$2 s=
@@ -124,6 +152,15 @@ run()	# run WORKLOAD none|streams
 		umount $mnt ;;
 	cache)
 		"$load" $s cache "$dev" "$writes" ;;
+	rocksdb-ext4|rocksdb-xfs)
+		if [ "${w#*-}" = ext4 ]; then
+			mkfs.ext4 -q -F -E nodiscard "$dev"
+		else
+			mkfs.xfs -q -f -K "$dev"
+		fi
+		mkdir -p $mnt && mount -o discard "$dev" $mnt
+		rocksdb "$mode"
+		umount $mnt ;;
 	*)
 		echo "waf-guest: no workload $w" >&2
 		return 1 ;;

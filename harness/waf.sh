@@ -12,7 +12,8 @@ MIB=${STREAMID_WAF_MIB:-256}		# the disk, and the modelled device
 WRITES=${STREAMID_WAF_WRITES:-5}	# device writes per run
 SKIP=${STREAMID_WAF_SKIP:-2}		# device writes before steady state
 OPS=7,14,28
-WORKLOADS=(writers-ext4 writers-xfs cache dbfile-ext4 dbfile-xfs)
+WORKLOADS=(writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs
+	dbfile-ext4 dbfile-xfs)
 
 W=$OUT/waf
 "$TOP/harness/setup.sh"
@@ -24,7 +25,7 @@ gcc -O2 -Wall -o "$W/waf-load" "$TOP/harness/waf-load.c"
 
 start=$SECONDS
 "$TOP/$SELFTESTS/vm.sh" -t 5400 -m 3072 -k "$W" -o "$W/vm" "$OUT/bzImage" -- \
-	"$TOP/harness/waf-guest.sh" /run/vm "$W/waf-load" "$MIB" "$WRITES" \
+	"$TOP/harness/waf-guest.sh" /run/vm "$W" "$MIB" "$WRITES" \
 	"${WORKLOADS[@]}" > "$W/guest.log" 2>&1 ||
 	{ tail -n 30 "$W/guest.log" >&2; die "the workloads failed in the guest"; }
 echo "waf: guest runs took $((SECONDS - start))s" >&2

@@ -211,8 +211,10 @@ static unsigned long long smart_log_field(const char *ctrl, const char *field)
  * fio writes and verifies FIO_MIB MiB with O_DIRECT; the controller's
  * own counter of data written (units of 1000 sectors) and the disk's
  * sector counts show that all of it went to the device and came back.
+ * It takes some 20 s without KVM, and several times that on a kernel with
+ * KASAN.
  */
-TEST_F(nvme, fio_write_verify)
+TEST_F_TIMEOUT(nvme, fio_write_verify, 180)
 {
 	unsigned long long units0, units1, wr0, wr1, rd0, rd1;
 	char cmd[512], out[16384];
