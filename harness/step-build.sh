@@ -14,6 +14,23 @@ commit=$(tgit rev-list --reverse base..refs/streamid/tip | sed -n "${n}p")
 [ -n "$commit" ] || die "the series has no patch $n"
 tgit log -1 --format='patch %h %s' "$commit"
 
+# A patch that changes no file the kernel is built from (documentation,
+# tools, selftests) leaves the kernel of the patch before it; its tools
+# must build, without warnings.
+if tgit diff --quiet "$commit^" "$commit" -- . ':!Documentation/' \
+	':!tools/' ':!MAINTAINERS'; then
+	echo "the kernel is that of the patch before"
+	if ! tgit diff --quiet "$commit^" "$commit" -- tools/streamid/; then
+		rm -rf "$WORK/steps-tools"
+		mkdir -p "$WORK/steps-tools/out"
+		tgit archive "$commit" tools/streamid |
+			tar -C "$WORK/steps-tools" -xf -
+		make -C "$WORK/steps-tools/tools/streamid" \
+			OUTPUT="$WORK/steps-tools/out/" CFLAGS="-O2 -Werror"
+	fi
+	exit 0
+fi
+
 # xfs and btrfs make up most of the test kernel, and every early patch
 # changes headers they include: they are left out of the steps that do
 # not touch them, which the full build of the series covers.
