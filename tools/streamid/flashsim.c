@@ -65,6 +65,7 @@ struct stream_stats {
 	uint64_t moved;			/* pages of it moved by GC */
 	uint64_t hist[HIST_BINS];	/* lifetimes, log2 of host pages */
 	uint64_t ended;			/* pages overwritten or discarded */
+	uint64_t host0, moved0;		/* host and moved when steady began */
 };
 
 struct model {
@@ -580,6 +581,8 @@ static void gc(struct model *m)
 
 static void host_write(struct model *m, uint32_t lpn, unsigned int stream)
 {
+	unsigned int i;
+
 	invalidate(m, lpn);
 	m->host_pages++;
 	m->stream[lpn] = stream;
@@ -590,6 +593,10 @@ static void host_write(struct model *m, uint32_t lpn, unsigned int stream)
 		m->steady = true;
 		m->steady_host = m->host_pages;
 		m->steady_media = m->media_pages;
+		for (i = 0; i < NR_STREAMS; i++) {
+			m->st[i].host0 = m->st[i].host;
+			m->st[i].moved0 = m->st[i].moved;
+		}
 	}
 }
 
@@ -704,6 +711,23 @@ static void placement_name(const struct config *cfg, char *buf, size_t len)
 			 cfg->place == PLACE_SINGLE ? "single" : "streams");
 }
 
+/*
+ * The median lifetime of a stream's data that died, in host pages
+ * written, from its histogram: the middle of the bin that holds it.
+ */
+static double median_life(const struct stream_stats *st)
+{
+	uint64_t seen = 0;
+	unsigned int i;
+
+	for (i = 0; i < HIST_BINS; i++) {
+		seen += st->hist[i];
+		if (2 * seen >= st->ended)
+			break;
+	}
+	return i ? 1.5 * (1ULL << i) : 1;
+}
+
 static void report(const struct model *m, bool kv, FILE *hist)
 {
 	const struct config *cfg = m->cfg;
@@ -738,16 +762,25 @@ static void report(const struct model *m, bool kv, FILE *hist)
 		else
 			printf("waf: no steady state (fewer than %g device writes); %.4f in all\n",
 			       cfg->skip, waf(m->media_pages, m->host_pages));
-		printf("stream  host pages  share   moved pages  waf\n");
+		printf("stream  host pages  share   moved pages  waf*    median lifetime\n");
 		for (s = 0; s < NR_STREAMS; s++) {
 			const struct stream_stats *st = &m->st[s];
 
 			if (!st->host)
 				continue;
-			printf("%6u  %10" PRIu64 "  %5.1f%%  %11" PRIu64 "  %.4f\n",
+			printf("%6u  %10" PRIu64 "  %5.1f%%  %11" PRIu64 "  %.4f  ",
 			       s, st->host, 100.0 * st->host / m->host_pages,
-			       st->moved, waf(st->host + st->moved, st->host));
+			       st->moved, m->steady ?
+			       waf(st->host - st->host0 + st->moved - st->moved0,
+				   st->host - st->host0) :
+			       waf(st->host + st->moved, st->host));
+			if (st->ended)
+				printf("%.3g device writes\n",
+				       median_life(st) / m->nr_lpages);
+			else
+				printf("-\n");
 		}
+		printf("* at steady state where there is one: (host + moved) / host\n");
 	}
 	if (!hist)
 		return;
