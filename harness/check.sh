@@ -280,8 +280,12 @@ STREAMID_BUILD_ID=$(cat "$OUT/build-id$debug")
 STREAMID_KERNEL_RELEASE=$(cat "$OBJ$debug/include/config/kernel.release")
 guest=$LOGS/guest.log
 rc=0
+# The tools were built above, but not for --debug.
+tools=()
+[ -n "$debug" ] || tools=("$OUT/tools")
 vm -t "$([ -n "$debug" ] && echo 5400 || echo 1800)" -n 256 -k "$WORK" -o "$LOGS/vm" -- \
-	"$TOP/harness/guest-tests.sh" "$WORK/selftests" "$TREE" > "$guest" 2>&1 ||
+	"$TOP/harness/guest-tests.sh" "$WORK/selftests" "$TREE" \
+	"${tools[@]}" > "$guest" 2>&1 ||
 	rc=$?
 prog= plan=0 seen=0 bad=0
 while IFS= read -r line; do

@@ -3,9 +3,10 @@
 # Run in the guest by harness/check.sh: every selftest program in DIR,
 # then the kselftest runner on the series' tree, each framed by
 # "# selftest: NAME" and "# exit: STATUS" for check.sh to read.
-# Usage: guest-tests.sh DIR TREE
+# Usage: guest-tests.sh DIR TREE [TOOLS]
+# TOOLS: where tools/streamid was built; its hint2stream.so is tested.
 set -uo pipefail
-dir=$1 tree=$2
+dir=$1 tree=$2 tools=${3:-}
 
 for t in "$dir"/*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
@@ -13,6 +14,13 @@ for t in "$dir"/*; do
 	"$t" 2>&1
 	echo "# exit: $?"
 done
+
+if [ -n "$tools" ]; then
+	echo "# selftest: hint2stream"
+	"$(dirname "$0")/../tools/streamid/hint2stream-test.sh" \
+		"$tools/hint2stream.so" 2>&1
+	echo "# exit: $?"
+fi
 
 # As a kselftest user runs it: installed with "make install", and run by
 # the installed run_kselftest.sh; the programs ran above, so it runs just

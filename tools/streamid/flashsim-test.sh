@@ -49,9 +49,9 @@ result()
 {
 	n=$((n + 1))
 	if [ "$2" = 1 ]; then
-		echo "ok $n - $1"
+		echo "ok $n $1"
 	else
-		echo "not ok $n - $1"
+		echo "not ok $n $1"
 		failed=$((failed + 1))
 	fi
 }
