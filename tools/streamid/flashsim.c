@@ -583,12 +583,7 @@ static void host_write(struct model *m, uint32_t lpn, unsigned int stream)
 {
 	unsigned int i;
 
-	invalidate(m, lpn);
-	m->host_pages++;
-	m->stream[lpn] = stream;
-	m->born[lpn] = m->host_pages;
-	m->st[stream].host++;
-	frontier_write(m, &m->host_front[class_of(m, stream)], lpn, false);
+	/* The steady state begins with the first write after the skip. */
 	if (!m->steady && m->host_pages >= m->cfg->skip * m->nr_lpages) {
 		m->steady = true;
 		m->steady_host = m->host_pages;
@@ -598,6 +593,12 @@ static void host_write(struct model *m, uint32_t lpn, unsigned int stream)
 			m->st[i].moved0 = m->st[i].moved;
 		}
 	}
+	invalidate(m, lpn);
+	m->host_pages++;
+	m->stream[lpn] = stream;
+	m->born[lpn] = m->host_pages;
+	m->st[stream].host++;
+	frontier_write(m, &m->host_front[class_of(m, stream)], lpn, false);
 }
 
 static void model_init(struct model *m, const struct config *cfg)
