@@ -1,24 +1,28 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The test suite ("make check"): host-side checks of the series, tests of
-# the VM runner, the selftests in a guest running the built kernel, then
-# a build of the series after each of its patches.
+# The test suite ("make check"): host-side checks of the series and of
+# its tools, tests of the VM runner, the selftests in a guest running the
+# built kernel.
 # Prints TAP; the last line is "N passed, N failed, N skipped".  Logs are
 # kept in build/check/.
 # With --debug ("make check-debug"), only the guest tests, on a kernel
 # with KASAN, lockdep and DEBUG_ATOMIC_SLEEP (harness/debug.config),
 # whose log must hold none of their reports.
+# With --steps ("make check-steps"), a build of the series after each of
+# its patches, with no new W=1 or sparse warning: from a cold cache that
+# rebuilds the kernel for each of the patches that change headers.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-debug=
+debug= steps=
 case ${1:-} in
 --debug) debug=-debug ;;
+--steps) steps=-steps ;;
 "") ;;
-*) die "usage: check.sh [--debug]" ;;
+*) die "usage: check.sh [--debug | --steps]" ;;
 esac
 
-LOGS=$OUT/check$debug
+LOGS=$OUT/check$debug$steps
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 n=0 passed=0 failed=0 skipped=0
@@ -74,6 +78,17 @@ echo "TAP version 13"
 require "set-up: Debian packages and the pinned base installed" \
 	"$TOP/harness/setup.sh"
 require "series: every patch applies to the base" "$TOP/harness/tree.sh"
+# --- Every patch builds, without new W=1 or sparse warnings.
+if [ -n "$steps" ]; then
+	i=0
+	for p in "$TOP"/series/[0-9]*.patch; do
+		i=$((i + 1))
+		check "builds, no new W=1/sparse warnings: ${p##*/}" \
+			"$TOP/harness/step-build.sh" "$i" || true
+	done
+	finish
+fi
+
 # Everything but the guest tests: skipped by --debug.
 series_checks()
 {
@@ -321,16 +336,5 @@ if [ "$rc" -eq 0 ]; then
 else
 	tap fail "guest: the test run ended cleanly (vm.sh exited $rc)" "$guest"
 fi
-
-# --- Every patch builds, without new W=1 or sparse warnings (last, as it
-# --- takes longest: a cold cache rebuilds the kernel for each header).
-
-i=0
-[ -n "$debug" ] && patches=()
-for p in "${patches[@]}"; do
-	i=$((i + 1))
-	check "builds, no new W=1/sparse warnings: ${p##*/}" \
-		"$TOP/harness/step-build.sh" "$i" || true
-done
 
 finish
