@@ -168,7 +168,7 @@ run()	# run WORKLOAD none|streams
 	trace_stop
 	trace_matches_disk
 	cp /tmp/trace "$out/$w-$mode.trace"
-	cp "$nullb/stream_stats" "$out/$w-$mode.stats"
+	cat "$nullb/stream_stats" > "$out/$w-$mode.stats"
 	rm /tmp/trace
 	disk_down
 	echo "waf-guest: $w $mode: $((SECONDS - start))s," \

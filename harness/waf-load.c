@@ -15,8 +15,8 @@
  *   system.  A time unit is a fixed amount of data written.
  * cache: half of the data random 4 KiB overwrites of a hot region, the
  *   first 5 % of the device (ID 1), half a sequential log of 256 KiB
- *   writes over the rest (ID 2), O_DIRECT on the block device, which is
- *   first written once in full.
+ *   writes over the rest (ID 2), in random order, O_DIRECT on the block
+ *   device, which is first written once in full.
  * dbfile: a database file of 70 % of the file system, written once, then
  *   overwritten at random, 8 KiB at a time through the page cache with an
  *   fsync every 64 writes; its data in ID 1, the file system's metadata
@@ -205,7 +205,12 @@ static void cache(const char *dev, double device_writes)
 	end = device_writes * size;
 	log_pos = hot;
 	while (hot_bytes + log_bytes < end) {
-		if (hot_bytes <= log_bytes) {
+		/*
+		 * Which one writes next is random, the log as often as gives
+		 * it half of the bytes: no pattern that a device could
+		 * align its erase blocks to.
+		 */
+		if (rnd(log_len + 4 * KIB) >= 4 * KIB) {
 			pwrite_all(fd_hot, 4 * KIB, rnd(hot / (4 * KIB)) * 4 * KIB);
 			hot_bytes += 4 * KIB;
 		} else {

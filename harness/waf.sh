@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-MIB=${STREAMID_WAF_MIB:-256}		# the disk, and the modelled device
+MIB=${STREAMID_WAF_MIB:-1024}		# the disk, and the modelled device
 WRITES=${STREAMID_WAF_WRITES:-5}	# device writes per run
 SKIP=${STREAMID_WAF_SKIP:-2}		# device writes before steady state
 OPS=7,14,28
@@ -24,7 +24,7 @@ make -s -C "$TOP/tools/streamid" OUTPUT="$W/"
 gcc -O2 -Wall -o "$W/waf-load" "$TOP/harness/waf-load.c"
 
 start=$SECONDS
-"$TOP/$SELFTESTS/vm.sh" -t 5400 -m 3072 -k "$W" -o "$W/vm" "$OUT/bzImage" -- \
+"$TOP/$SELFTESTS/vm.sh" -t 5400 -m 4096 -k "$W" -o "$W/vm" "$OUT/bzImage" -- \
 	"$TOP/harness/waf-guest.sh" /run/vm "$W" "$MIB" "$WRITES" \
 	"${WORKLOADS[@]}" > "$W/guest.log" 2>&1 ||
 	{ tail -n 30 "$W/guest.log" >&2; die "the workloads failed in the guest"; }
