@@ -61,13 +61,18 @@ trace_stop()
 
 	echo 0 > $T/tracing_on
 	echo 0 > $T/events/block/block_rq_issue/enable
+	# The reader ends by itself once it has emptied the buffer, as
+	# tracing is off; only one that never read anything waits on.
 	for f in $T/per_cpu/cpu*/stats; do
 		while [ "$(awk '/^entries:/ { print $2 }' "$f")" != 0 ]; do
 			sleep 0.2
 		done
 	done
-	sleep 0.5
-	kill "$reader"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		kill -0 "$reader" 2>/dev/null || break
+		sleep 0.5
+	done
+	kill "$reader" 2>/dev/null || true
 	wait "$reader" || true
 	for f in $T/per_cpu/cpu*/stats; do
 		n=$(awk '/^(overrun|dropped events):/ { s += $NF } END { print s + 0 }' "$f")
