@@ -229,6 +229,9 @@ tool_checks()
 	check "flashsim: these checks fail a model whose GC picks any block" \
 		sh -c "! '$TOP/tools/streamid/flashsim-test.sh' -g random '$sim'" ||
 		true
+	check "flashsim: these checks fail a model whose GC picks the oldest block" \
+		sh -c "! '$TOP/tools/streamid/flashsim-test.sh' -g fifo '$sim'" ||
+		true
 }
 [ -n "$debug" ] || tool_checks
 

@@ -64,8 +64,14 @@ trace_stop()
 	# The reader ends by itself once it has emptied the buffer, as
 	# tracing is off; only one that never read anything waits on.
 	for f in $T/per_cpu/cpu*/stats; do
+		n=0
 		while [ "$(awk '/^entries:/ { print $2 }' "$f")" != 0 ]; do
+			kill -0 "$reader" 2>/dev/null && [ $n -lt 600 ] || {
+				echo "waf-guest: the trace reader left events" >&2
+				return 1
+			}
 			sleep 0.2
+			n=$((n + 1))
 		done
 	done
 	for _ in 1 2 3 4 5 6 7 8 9 10; do

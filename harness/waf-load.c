@@ -106,7 +106,7 @@ static const unsigned int lifetime[CLASSES] = { 1, 10, 33, 55 };
 
 struct file {
 	char name[64];
-	uint64_t born;		/* in units */
+	uint64_t born;		/* bytes written by all when it was created */
 };
 
 struct class {
@@ -118,7 +118,7 @@ struct class {
 
 static void writers(const char *dir, double device_writes)
 {
-	uint64_t total = fs_size(dir), per_class, unit, written = 0, now, end;
+	uint64_t total = fs_size(dir), per_class, unit, written = 0, end;
 	struct class cls[CLASSES] = { 0 };
 	unsigned int c, i;
 
@@ -132,14 +132,18 @@ static void writers(const char *dir, double device_writes)
 	for (c = 0; c < CLASSES; c++)
 		cls[c].fd = -1;
 	while (written < end) {
-		now = written / unit;
 		for (c = 0; c < CLASSES; c++) {
 			struct class *k = &cls[c];
 			uint64_t len = 4 * KIB * (1 + rnd(16));
 
-			/* Files whose lifetime ended go, with discard. */
+			/*
+			 * Files whose lifetime ended go, with discard: the
+			 * oldest, which is closed, as a file takes a unit to
+			 * write and lives at least one.
+			 */
 			while (k->nr_live &&
-			       k->live[0].born + lifetime[c] <= now) {
+			       k->live[0].born + lifetime[c] * unit <= written &&
+			       (k->nr_live > 1 || k->fd < 0)) {
 				if (unlink(k->live[0].name))
 					die("unlink %s", k->live[0].name);
 				memmove(k->live, k->live + 1,
@@ -152,7 +156,7 @@ static void writers(const char *dir, double device_writes)
 					die("too many files");
 				snprintf(f->name, sizeof(f->name),
 					 "class%u-%06u", c + 1, k->seq++);
-				f->born = now;
+				f->born = written;
 				k->fd = open(f->name, O_WRONLY | O_CREAT |
 					     O_TRUNC | O_DIRECT, 0644);
 				if (k->fd < 0)

@@ -20,11 +20,11 @@ for w in "$@"; do
 		"$dir/table.txt" > "$dir/$w.op"
 	# The lifetimes at the first over-provisioning, in device writes
 	# (pages over the capacity), as a share of each stream's pages.
-	awk 'n == 0 && /^# op=/ { on = 1; for (i = 1; i <= NF; i++)
+	# A bin is plotted at its top (to + 1 host pages).
+	awk '/^# op=/ { if (on) exit; on = 1; for (i = 1; i <= NF; i++)
 			if ($i ~ /^capacity_pages=/) cap = substr($i, 16) + 0
 		     next }
-	     on && /^#/ { exit }
-	     on { s[NR] = $1; x[NR] = $2 / cap; y[NR] = $4; tot[$1] += $4 }
+	     on { s[NR] = $1; x[NR] = ($3 + 1) / cap; y[NR] = $4; tot[$1] += $4 }
 	     END { for (i in s) print s[i], x[i], y[i] / tot[s[i]] }' \
 		"$dir/$w.lifetimes" | sort -k1,1n -k2,2g > "$dir/$w.life"
 done

@@ -5,6 +5,7 @@
 # them, traced at the disk; flashsim replays each trace on a flash device
 # of the disk's size at several over-provisionings.  Prints one table and
 # writes it and PNG plots to build/waf/.  Not part of "make check".
+# With --model, only the modelling, on the traces of the last run.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -16,27 +17,43 @@ WORKLOADS=(writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs
 	dbfile-ext4 dbfile-xfs)
 
 W=$OUT/waf
+model_only=
+case ${1:-} in
+--model) model_only=1 ;;	# the traces of the last run, modelled again
+"") ;;
+*) die "usage: waf.sh [--model]" ;;
+esac
 "$TOP/harness/setup.sh"
-[ -f "$OUT/bzImage" ] || die "no $OUT/bzImage: run 'make' first"
-rm -rf "$W"
+if [ -z "$model_only" ]; then
+	[ -f "$OUT/bzImage" ] || die "no $OUT/bzImage: run 'make' first"
+	rm -rf "$W"
+fi
 mkdir -p "$W"
 make -s -C "$TOP/tools/streamid" OUTPUT="$W/"
 gcc -O2 -Wall -o "$W/waf-load" "$TOP/harness/waf-load.c"
 
-start=$SECONDS
-"$TOP/$SELFTESTS/vm.sh" -t 5400 -m 4096 -k "$W" -o "$W/vm" "$OUT/bzImage" -- \
-	"$TOP/harness/waf-guest.sh" /run/vm "$W" "$MIB" "$WRITES" \
-	"${WORKLOADS[@]}" > "$W/guest.log" 2>&1 ||
-	{ tail -n 30 "$W/guest.log" >&2; die "the workloads failed in the guest"; }
-echo "waf: guest runs took $((SECONDS - start))s" >&2
+if [ -z "$model_only" ]; then
+	start=$SECONDS
+	"$TOP/$SELFTESTS/vm.sh" -t 5400 -m 4096 -k "$W" -o "$W/vm" \
+		"$OUT/bzImage" -- "$TOP/harness/waf-guest.sh" /run/vm "$W" \
+		"$MIB" "$WRITES" "${WORKLOADS[@]}" > "$W/guest.log" 2>&1 || {
+		tail -n 30 "$W/guest.log" >&2
+		die "the workloads failed in the guest"
+	}
+	echo "waf: guest runs took $((SECONDS - start))s" >&2
+fi
 
-# sim TRACE OPTIONS...: flashsim on a trace of the disk, key=value lines.
+# sim OUTFILE TRACE OPTIONS...: flashsim on a trace of the disk, one
+# key=value line per over-provisioning in OUTFILE.
 sim()
 {
-	local trace=$1
+	local out=$1 trace=$2
 
-	shift
-	"$W/flashsim" -c "${MIB}M" -s "$SKIP" -o "$OPS" -k "$@" "$trace"
+	shift 2
+	"$W/flashsim" -c "${MIB}M" -s "$SKIP" -o "$OPS" -k "$@" "$trace" \
+		> "$out" || die "flashsim failed on $trace"
+	[ "$(wc -l < "$out")" -eq "$(tr , '\n' <<< "$OPS" | wc -l)" ] ||
+		die "flashsim gave $(wc -l < "$out") results for $trace"
 }
 
 kv()	# kv KEY LINE
@@ -48,9 +65,11 @@ table=$W/table.txt
 {
 	printf '%-14s %4s %12s %12s %7s\n' workload OP "WAF without" "WAF with" ratio
 	for w in "${WORKLOADS[@]}"; do
-		mapfile -t none < <(sim "$W/vm/share/$w-none.trace" -m single)
-		mapfile -t with < <(sim "$W/vm/share/$w-streams.trace" -m streams \
-			-l "$W/$w.lifetimes")
+		sim "$W/$w-none.kv" "$W/vm/share/$w-none.trace" -m single
+		sim "$W/$w-streams.kv" "$W/vm/share/$w-streams.trace" \
+			-m streams -l "$W/$w.lifetimes"
+		mapfile -t none < "$W/$w-none.kv"
+		mapfile -t with < "$W/$w-streams.kv"
 		for i in "${!none[@]}"; do
 			dw=$(kv device_writes "${with[i]}")
 			awk -v d="$dw" 'BEGIN { exit !(d >= 3) }' ||

@@ -19,17 +19,21 @@
 #   Kurkoski ("An improved analytical expression for write amplification
 #   in NAND flash", 2012) derive the same expression for greedy and
 #   report 2.35 simulated against it at OP 30 %.  Within 5 % at OP 7, 14,
-#   28 and 30 % (7.82, 4.25, 2.48, 2.36).
+#   28 and 30 % (7.82, 4.25, 2.48, 2.36).  With blocks of finite size
+#   greedy does better than FIFO (which is LRW, the model's exact case):
+#   at least 1 % below it at OP 7 %.
 # - Sequential overwrites: 1.00, nothing to collect.
 # - Hot and cold data (90 % of the writes to 10 % of the device), each in
 #   a stream of its own: in Desnoyers' model each stream is a pool of
 #   uniform traffic whose write amplification depends on its own alpha
 #   only; greedy GC over both evens out the valid share of the blocks it
 #   cleans, so both pools get the same alpha and the whole the uniform
-#   figure again (within 5 %).  Mixed on one frontier, greedy does worse
+#   figure again: within 5 % of the model's own uniform figure at the
+#   same OP, erase blocks and reserve.  Mixed on one frontier, greedy does worse
 #   (at least 5 % more than kept apart), and cost-benefit cleaning
 #   (Rosenblum and Ousterhout, "The design and implementation of a
-#   log-structured file system", 1992) does better than greedy.
+#   log-structured file system", 1992; for flash Kawaguchi, Nishioka and
+#   Motoda, 1995) does better than greedy.
 set -euo pipefail
 
 gc=greedy
@@ -97,15 +101,18 @@ for op in 7 14 28 30; do
 	got=$(waf -g "$gc" -o "$op" -S uniform)
 	result "uniform random, OP $op %: WAF $got, theory $want" \
 		"$(within "$got" "$want" 5)"
+	[ "$op" = 7 ] && uniform=$got
 done
+fifo=$(waf -g fifo -o 7 -S uniform)
+result "uniform random, OP 7 %: $gc ($uniform) at least 1 % below fifo ($fifo)" \
+	"$(above "$fifo" "$uniform" 1)"
 
 got=$(waf -g "$gc" -S seq)
 result "sequential overwrites: WAF $got, 1.00" "$(within "$got" 1 0.05)"
 
-want=$(lambert 7)
 apart=$(waf -g "$gc" -m streams -S hotcold:0.9:0.1)
-result "hot and cold apart, OP 7 %: WAF $apart, as uniform $want" \
-	"$(within "$apart" "$want" 5)"
+result "hot and cold apart, OP 7 %: WAF $apart, as uniform $uniform" \
+	"$(within "$apart" "$uniform" 5)"
 mixed=$(waf -g "$gc" -m single -S hotcold:0.9:0.1)
 result "hot and cold mixed, OP 7 %: WAF $mixed, 5 % above apart" \
 	"$(above "$mixed" "$apart" 5)"

@@ -201,6 +201,8 @@ static bool parse_ftrace(struct trace *t, const char *line,
 	s = strstr(p + n, " stream=");
 	if (s)
 		stream = strtoul(s + 8, NULL, 10);
+	if (stream >= NR_STREAMS)
+		die("%s:%lu: stream %u out of range", file, lineno, stream);
 	if (t->dev_major >= 0) {
 		if (major != t->dev_major || minor != t->dev_minor)
 			return true;
@@ -224,7 +226,8 @@ static bool parse_ftrace(struct trace *t, const char *line,
 			trace_add(t, OP_FLUSH, 0, 0, 0);
 		break;
 	case 'D':
-		if (s[1] != 'E' && nr)
+		/* A discard, or a secure erase ("DE"): the data is gone. */
+		if (nr)
 			trace_add(t, OP_DISCARD, sector, nr, 0);
 		break;
 	case 'F':
@@ -248,6 +251,16 @@ static void parse_line(struct trace *t, char *line, const char *file,
 		p++;
 	if (*p == '\n' || *p == '\0')
 		return;
+	/*
+	 * The header of the tracefs "trace" file: fewer entries in the
+	 * buffer than were written means the oldest were overwritten.
+	 */
+	if (sscanf(p, "# entries-in-buffer/entries-written: %llu/%llu",
+		   &sector, &lost) == 2) {
+		if (sector < lost)
+			t->lost += lost - sector;
+		return;
+	}
 	if (*p == '#')
 		return;
 	/* Where the ring buffer overflowed, the trace says how much it lost. */
@@ -264,12 +277,13 @@ static void parse_line(struct trace *t, char *line, const char *file,
 		n = sscanf(p + 1, "%llu %u %u %c", &sector, &nr, &stream, &extra);
 		if (n == 2)
 			stream = 0;
-		if (n < 2 || n > 3 || stream >= NR_STREAMS)
+		if (n < 2 || n > 3 || stream >= NR_STREAMS || !nr)
 			break;
 		trace_add(t, OP_WRITE, sector, nr, stream);
 		return;
 	case 'D':
-		if (sscanf(p + 1, "%llu %u %c", &sector, &nr, &extra) != 2)
+		if (sscanf(p + 1, "%llu %u %c", &sector, &nr, &extra) != 2 ||
+		    !nr)
 			break;
 		trace_add(t, OP_DISCARD, sector, nr, 0);
 		return;
@@ -487,7 +501,11 @@ static uint32_t pick_victim(struct model *m)
 		}
 		return best;
 	case GC_COST_BENEFIT:
-		/* Benefit over cost, (1 - u) / 2u times the age of the data. */
+		/*
+		 * Benefit over cost as Kawaguchi et al. (1995) put it for
+		 * flash, (1 - u) / 2u times the age of the block, counted from
+		 * when it was filled.
+		 */
 		for (i = 0; i < m->nr_closed; i++) {
 			struct block *blk = &m->blocks[m->closed[i]];
 			double u = (double)blk->valid / m->pages_per_block;
@@ -519,10 +537,7 @@ static void frontier_write(struct model *m, struct frontier *f, uint32_t lpn,
 	uint32_t ppn;
 
 	if (f->block == NONE) {
-		/*
-		 * Keep a free block for each open frontier, so that GC can
-		 * always move a block's pages to wherever they belong.
-		 */
+		/* Collect first, so that GC always has a block to move to. */
 		if (!in_gc)
 			gc(m);
 		if (!m->nr_free)
@@ -546,7 +561,12 @@ static void frontier_write(struct model *m, struct frontier *f, uint32_t lpn,
 
 static void gc(struct model *m)
 {
-	uint32_t want = m->nr_open + 2, b, p, lpn, end, full = 0;
+	/*
+	 * A victim holds the data of one placement: moving it opens at most
+	 * one block.  Two free blocks are always enough, whatever the
+	 * number of open frontiers.
+	 */
+	uint32_t want = 2, b, p, lpn, end, full = 0;
 	struct block *blk;
 
 	while (m->nr_free < want) {
@@ -614,6 +634,10 @@ static void model_init(struct model *m, const struct config *cfg)
 	m->nr_lpages = lpages;
 	ppages = ceil(lpages * (1 + cfg->op / 100));
 	m->nr_blocks = (ppages + m->pages_per_block - 1) / m->pages_per_block;
+	if (m->nr_blocks < 8 ||
+	    (uint64_t)m->nr_blocks * m->pages_per_block < lpages + 4ULL * m->pages_per_block)
+		die("%u erase blocks of %u pages for %" PRIu64 " pages: too few, or too little over-provisioning",
+		    m->nr_blocks, m->pages_per_block, lpages);
 	if ((uint64_t)m->nr_blocks * m->pages_per_block >= NONE)
 		die("too many physical pages");
 	m->l2p = xcalloc(lpages, sizeof(*m->l2p));
@@ -772,8 +796,9 @@ static void report(const struct model *m, bool kv, FILE *hist)
 			printf("%6u  %10" PRIu64 "  %5.1f%%  %11" PRIu64 "  %.4f  ",
 			       s, st->host, 100.0 * st->host / m->host_pages,
 			       st->moved, m->steady ?
-			       waf(st->host - st->host0 + st->moved - st->moved0,
-				   st->host - st->host0) :
+			       (st->host > st->host0 ?
+				waf(st->host - st->host0 + st->moved - st->moved0,
+				    st->host - st->host0) : NAN) :
 			       waf(st->host + st->moved, st->host));
 			if (st->ended)
 				printf("%.3g device writes\n",
@@ -819,7 +844,7 @@ static void usage(FILE *f)
 "  -b SIZE     erase block (reclaim unit) size (default 1M)\n"
 "  -p SIZE     page size (default 4K)\n"
 "  -g GC       greedy (fewest valid pages, the default), cost-benefit\n"
-"              ((1-u)/2u times the age of the block's data), fifo (oldest\n"
+"              ((1-u)/2u times the time since the block was filled), fifo (oldest\n"
 "              block), random (any block: only to show what GC is worth)\n"
 "  -m MODE     single: one frontier for all data (a device without\n"
 "              streams); streams: one per stream ID (a device that keeps\n"
@@ -974,7 +999,8 @@ int main(int argc, char **argv)
 		die("the trace lost %" PRIu64 " events: its ring buffer was too small",
 		    t.lost);
 	if (!cfg.capacity)
-		cfg.capacity = t.end * 512;
+		cfg.capacity = (t.end * 512 + cfg.page_size - 1) /
+			       cfg.page_size * cfg.page_size;
 	cfg.capacity -= cfg.capacity % cfg.page_size;
 	if (hist_file) {
 		hist = fopen(hist_file, "w");

@@ -83,8 +83,8 @@ PY
 # sectors ID: what the disk counted in stream ID.
 sectors()
 {
-	awk -v id="$1" '$1 == id { print $3 } END { if (!NR) print 0 }' \
-		"$nullb/stream_stats" | head -n 1
+	awk -v id="$1" '$1 == id { s += $3 } END { print s + 0 }' \
+		"$nullb/stream_stats"
 }
 
 # Without the library the hint is refused and the data goes untagged.

@@ -13,14 +13,15 @@
  *
  * RocksDB (7.x and earlier) passes a pointer to a 4-byte enum where the
  * kernel reads 8 bytes, so every such call fails with EINVAL and no file
- * gets a hint; this library reads the 4 bytes and passes the kernel a
- * correct 8-byte value.  RocksDB hints its write-ahead log SHORT, the
+ * gets a hint; where the call as made fails with EINVAL, this library
+ * passes the kernel the 4 bytes as a correct 8-byte value.  RocksDB hints its write-ahead log SHORT, the
  * files that flushes and compactions into level 0 and the base level
  * write MEDIUM, the next level LONG and the levels below EXTREME: four
  * streams.
  *
  * HINT2STREAM_LOG=FILE appends one line per hint to FILE: "fd hint id
- * result", for checking what a program asked for.
+ * result fadvise", the results 0 or a negative errno, for checking what a
+ * program asked for and got.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -71,33 +72,41 @@ static void hint2stream_init(void)
 static int set_hint(int (*fn)(int, int, ...), int fd, void *arg)
 {
 	const char *log = getenv("HINT2STREAM_LOG");
-	uint32_t hint;
-	uint64_t h;
-	int ret, id = -1, err;
+	int ret, id = -1, err, adv = 0, saved = errno;
+	uint64_t hint;
+	uint32_t low;
 
 	if (!arg) {
 		errno = EFAULT;
 		return -1;
 	}
-	/* The low 4 bytes: all of an enum, or of a u64 on little endian. */
+	/*
+	 * As the program asked first; where the kernel refuses that, the
+	 * low 4 bytes, which are all of a 4-byte enum on little endian.
+	 */
 	memcpy(&hint, arg, sizeof(hint));
-	h = hint;
-	ret = fn(fd, F_SET_RW_HINT, &h);
+	ret = fn(fd, F_SET_RW_HINT, &hint);
+	if (ret && errno == EINVAL) {
+		memcpy(&low, arg, sizeof(low));
+		hint = low;
+		ret = fn(fd, F_SET_RW_HINT, &hint);
+	}
 	err = errno;
 	if (!ret && hint < 6) {
 		id = ids[hint];
-		/* Files the kernel cannot tag (read-only, pipes) stay as they are. */
-		posix_fadvise(fd, id, 0, POSIX_FADV_STREAMID);
+		/* A file the kernel cannot tag (not open for writing) stays so. */
+		adv = posix_fadvise(fd, id, 0, POSIX_FADV_STREAMID);
 	}
 	if (log) {
 		FILE *f = fopen(log, "a");
 
 		if (f) {
-			fprintf(f, "%d %u %d %d\n", fd, hint, id, ret ? -err : 0);
+			fprintf(f, "%d %u %d %d %d\n", fd, (unsigned int)hint, id,
+				ret ? -err : 0, -adv);
 			fclose(f);
 		}
 	}
-	errno = err;
+	errno = ret ? err : saved;
 	return ret;
 }
 
