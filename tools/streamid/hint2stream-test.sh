@@ -89,7 +89,7 @@ sectors()
 
 # Without the library the hint is refused and the data goes untagged.
 echo 1 > "$nullb/stream_stats"
-read -r res sid < <(write "$mnt/plain" 2)
+read -r res sid <<< "$(write "$mnt/plain" 2)"
 result "without hint2stream the call fails with EINVAL ($res)" \
 	"$([ "$res" = 22 ] && echo 1)"
 result "without hint2stream no data in stream 1 ($(sectors 1) sectors)" \
@@ -97,8 +97,8 @@ result "without hint2stream no data in stream 1 ($(sectors 1) sectors)" \
 
 for hint in 2:1 3:2 4:3 5:4; do
 	echo 1 > "$nullb/stream_stats"
-	read -r res sid < <(write "$mnt/h${hint%:*}" "${hint%:*}" \
-		LD_PRELOAD="$so" HINT2STREAM_LOG="$mnt/log")
+	read -r res sid <<< "$(write "$mnt/h${hint%:*}" "${hint%:*}" \
+		LD_PRELOAD="$so" HINT2STREAM_LOG="$mnt/log")"
 	s=$(sectors "${hint#*:}")
 	result "hint ${hint%:*}: call succeeds ($res), file in stream $sid, $s sectors there" \
 		"$([ "$res" = 0 ] && [ "$sid" = "${hint#*:}" ] && [ "$s" -ge 2048 ] && echo 1)"
@@ -107,12 +107,12 @@ result "HINT2STREAM_LOG has a line per call" \
 	"$([ "$(wc -l < "$mnt/log")" = 4 ] && echo 1)"
 
 echo 1 > "$nullb/stream_stats"
-read -r res sid < <(write "$mnt/h9" 2 LD_PRELOAD="$so" HINT2STREAM=9,8,7,6)
+read -r res sid <<< "$(write "$mnt/h9" 2 LD_PRELOAD="$so" HINT2STREAM=9,8,7,6)"
 result "HINT2STREAM=9,8,7,6: SHORT goes to stream $sid, $(sectors 9) sectors" \
 	"$([ "$sid" = 9 ] && [ "$(sectors 9)" -ge 2048 ] && echo 1)"
 
 echo 1 > "$nullb/stream_stats"
-read -r res sid < <(write "$mnt/h1" 2,1 LD_PRELOAD="$so")
+read -r res sid <<< "$(write "$mnt/h1" 2,1 LD_PRELOAD="$so")"
 result "hint NONE after SHORT clears the stream ($sid, $(sectors 1) sectors in 1)" \
 	"$([ "$sid" = 0 ] && [ "$(sectors 1)" -eq 0 ] && echo 1)"
 
