@@ -217,6 +217,7 @@ tool_checks()
 {
 	local sim=$OUT/tools/flashsim line
 
+	mkdir -p "$OUT/tools"
 	require "build: tools/streamid builds without warnings" \
 		make -C "$TOP/tools/streamid" OUTPUT="$OUT/tools/" \
 		CFLAGS="-O2 -Werror"

@@ -10,9 +10,9 @@
  * WAF is media page writes (host writes and GC moves) over host page
  * writes.  See usage() for the trace format and the options.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,8 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned char u8;
+
 #define NR_STREAMS	256
-#define NONE		UINT32_MAX
+#define NONE		0xffffffffU
 #define HIST_BINS	64
 
 enum op_type { OP_WRITE, OP_DISCARD, OP_FLUSH };
@@ -30,68 +34,68 @@ enum gc_policy { GC_GREEDY, GC_COST_BENEFIT, GC_FIFO, GC_RANDOM };
 enum placement { PLACE_SINGLE, PLACE_STREAMS, PLACE_FOLD };
 
 struct op {
-	uint64_t sector;		/* 512-byte sectors */
-	uint32_t nr_sectors;
-	uint8_t type;
-	uint8_t stream;
+	u64 sector;		/* 512-byte sectors */
+	u32 nr_sectors;
+	u8 type;
+	u8 stream;
 };
 
 struct config {
-	uint64_t capacity;		/* bytes, logical */
-	uint32_t page_size;		/* bytes */
-	uint32_t block_size;		/* bytes, erase block / reclaim unit */
+	u64 capacity;		/* bytes, logical */
+	u32 page_size;		/* bytes */
+	u32 block_size;		/* bytes, erase block / reclaim unit */
 	double op;			/* over-provisioning, percent */
 	double skip;			/* device writes before steady state */
 	enum gc_policy gc;
 	enum placement place;
 	unsigned int fold;		/* streams of the folded placement */
-	uint64_t seed;
+	u64 seed;
 };
 
 struct block {
-	uint32_t valid;			/* valid pages */
-	uint32_t written;		/* pages written so far */
-	uint32_t prev, next;		/* in the list of its valid count */
-	uint32_t pos;			/* index in closed[], NONE if not closed */
-	uint64_t stamp;			/* host pages written when closed */
+	u32 valid;			/* valid pages */
+	u32 written;		/* pages written so far */
+	u32 prev, next;		/* in the list of its valid count */
+	u32 pos;			/* index in closed[], NONE if not closed */
+	u64 stamp;			/* host pages written when closed */
 };
 
 struct frontier {
-	uint32_t block;			/* NONE: none open */
+	u32 block;			/* NONE: none open */
 };
 
 struct stream_stats {
-	uint64_t host;			/* pages written by the host */
-	uint64_t moved;			/* pages of it moved by GC */
-	uint64_t hist[HIST_BINS];	/* lifetimes, log2 of host pages */
-	uint64_t ended;			/* pages overwritten or discarded */
-	uint64_t host0, moved0;		/* host and moved when steady began */
+	u64 host;			/* pages written by the host */
+	u64 moved;			/* pages of it moved by GC */
+	u64 hist[HIST_BINS];	/* lifetimes, log2 of host pages */
+	u64 ended;			/* pages overwritten or discarded */
+	u64 host0, moved0;		/* host and moved when steady began */
 };
 
 struct model {
 	const struct config *cfg;
-	uint32_t pages_per_block;
-	uint32_t nr_lpages;		/* logical pages */
-	uint32_t nr_blocks;		/* physical erase blocks */
-	uint32_t *l2p;			/* logical page -> physical, NONE */
-	uint32_t *p2l;			/* physical page -> logical */
-	uint8_t *stream;		/* stream of each logical page's data */
-	uint64_t *born;			/* host pages written when written */
+	u32 pages_per_block;
+	u32 nr_lpages;		/* logical pages */
+	u32 nr_blocks;		/* physical erase blocks */
+	u32 *l2p;			/* logical page -> physical, NONE */
+	u32 *p2l;			/* physical page -> logical */
+	u8 *stream;		/* stream of each logical page's data */
+	u64 *born;			/* host pages written when written */
 	struct block *blocks;
-	uint32_t *bucket;		/* closed blocks by valid count */
-	uint32_t min_bucket;		/* no closed block has fewer valid */
-	uint32_t *closed;		/* closed blocks, in any order */
-	uint32_t nr_closed;
-	uint32_t *free;			/* free blocks, a stack */
-	uint32_t nr_free;
+	u32 *bucket;		/* closed blocks by valid count */
+	u32 min_bucket;		/* no closed block has fewer valid */
+	u32 *closed;		/* closed blocks, in any order */
+	u32 nr_closed;
+	u32 *free;			/* free blocks, a stack */
+	u32 nr_free;
 	unsigned int nr_classes;
 	unsigned int nr_open;		/* frontiers with a block open */
 	struct frontier *host_front;	/* per placement class */
 	struct frontier *gc_front;
-	uint64_t host_pages, media_pages, gc_runs, discarded, flushes;
-	uint64_t steady_host, steady_media;	/* when the steady state began */
+	u64 host_pages, media_pages, gc_runs, discarded, flushes;
+	u64 steady_host, steady_media;	/* when the steady state began */
 	bool steady;
-	uint64_t rng;
+	u64 rng;
 	struct stream_stats *st;
 };
 
@@ -118,10 +122,10 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
-static uint64_t rng_next(uint64_t *s)
+static u64 rng_next(u64 *s)
 {
 	/* splitmix64 */
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -129,9 +133,9 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 /* Uniform in [0, n). */
-static uint64_t rng_below(uint64_t *s, uint64_t n)
+static u64 rng_below(u64 *s, u64 n)
 {
-	return (uint64_t)(((unsigned __int128)rng_next(s) * n) >> 64);
+	return (u64)(((__uint128_t)rng_next(s) * n) >> 64);
 }
 
 /* --- The trace ---------------------------------------------------------- */
@@ -139,15 +143,15 @@ static uint64_t rng_below(uint64_t *s, uint64_t n)
 struct trace {
 	struct op *ops;
 	size_t nr, alloc;
-	uint64_t end;			/* highest sector written or discarded */
+	u64 end;			/* highest sector written or discarded */
 	int dev_major, dev_minor;	/* ftrace input: device filter, or -1 */
 	bool dev_seen[2];		/* several devices seen without a filter */
 	int first_major, first_minor;
-	uint64_t lost;			/* ftrace: events lost, from the trace */
+	u64 lost;			/* ftrace: events lost, from the trace */
 };
 
-static void trace_add(struct trace *t, int type, uint64_t sector,
-		      uint32_t nr, unsigned int stream)
+static void trace_add(struct trace *t, int type, u64 sector,
+		      u32 nr, unsigned int stream)
 {
 	struct op *o;
 
@@ -321,8 +325,8 @@ struct synth {
 	enum { SYN_UNIFORM, SYN_SEQ, SYN_HOTCOLD } kind;
 	double hot_writes;		/* hot/cold: share of writes that are hot */
 	double hot_space;		/* and share of the space that is */
-	uint64_t nr;			/* page writes */
-	uint64_t done, next_seq, rng;
+	u64 nr;			/* page writes */
+	u64 done, next_seq, rng;
 };
 
 static void parse_synth(struct synth *sy, const char *arg)
@@ -346,10 +350,10 @@ static void parse_synth(struct synth *sy, const char *arg)
 }
 
 /* The next page write of a synthetic workload, in pages. */
-static bool synth_next(struct synth *sy, uint32_t lpages, uint32_t *lpn,
-		       uint8_t *stream)
+static bool synth_next(struct synth *sy, u32 lpages, u32 *lpn,
+		       u8 *stream)
 {
-	uint32_t hot = lpages * sy->hot_space;
+	u32 hot = lpages * sy->hot_space;
 
 	if (sy->done == sy->nr + lpages)
 		return false;
@@ -384,10 +388,10 @@ static bool synth_next(struct synth *sy, uint32_t lpages, uint32_t *lpn,
 
 /* --- The model ----------------------------------------------------------- */
 
-static void bucket_add(struct model *m, uint32_t b)
+static void bucket_add(struct model *m, u32 b)
 {
 	struct block *blk = &m->blocks[b];
-	uint32_t v = blk->valid;
+	u32 v = blk->valid;
 
 	blk->prev = NONE;
 	blk->next = m->bucket[v];
@@ -398,7 +402,7 @@ static void bucket_add(struct model *m, uint32_t b)
 		m->min_bucket = v;
 }
 
-static void bucket_del(struct model *m, uint32_t b)
+static void bucket_del(struct model *m, u32 b)
 {
 	struct block *blk = &m->blocks[b];
 
@@ -410,7 +414,7 @@ static void bucket_del(struct model *m, uint32_t b)
 		m->blocks[blk->next].prev = blk->prev;
 }
 
-static void close_block(struct model *m, uint32_t b)
+static void close_block(struct model *m, u32 b)
 {
 	struct block *blk = &m->blocks[b];
 
@@ -420,10 +424,10 @@ static void close_block(struct model *m, uint32_t b)
 	bucket_add(m, b);
 }
 
-static void unclose_block(struct model *m, uint32_t b)
+static void unclose_block(struct model *m, u32 b)
 {
 	struct block *blk = &m->blocks[b];
-	uint32_t last = m->closed[--m->nr_closed];
+	u32 last = m->closed[--m->nr_closed];
 
 	bucket_del(m, b);
 	m->closed[blk->pos] = last;
@@ -445,12 +449,12 @@ static unsigned int class_of(const struct model *m, unsigned int stream)
 	return 0;
 }
 
-static void invalidate(struct model *m, uint32_t lpn)
+static void invalidate(struct model *m, u32 lpn)
 {
-	uint32_t ppn = m->l2p[lpn], b;
+	u32 ppn = m->l2p[lpn], b;
 	struct stream_stats *st;
 	struct block *blk;
-	uint64_t age;
+	u64 age;
 	int bin = 0;
 
 	if (ppn == NONE)
@@ -473,9 +477,9 @@ static void invalidate(struct model *m, uint32_t lpn)
 	st->ended++;
 }
 
-static uint32_t pick_victim(struct model *m)
+static u32 pick_victim(struct model *m)
 {
-	uint32_t i, b, best = NONE;
+	u32 i, b, best = NONE;
 	double score, best_score = -1;
 
 	if (!m->nr_closed)
@@ -530,18 +534,18 @@ static void gc(struct model *m);
  * Write a logical page at the frontier, opening a block if needed, and
  * close the block when it is full.
  */
-static void frontier_write(struct model *m, struct frontier *f, uint32_t lpn,
+static void frontier_write(struct model *m, struct frontier *f, u32 lpn,
 			   bool in_gc)
 {
 	struct block *blk;
-	uint32_t ppn;
+	u32 ppn;
 
 	if (f->block == NONE) {
 		/* Collect first, so that GC always has a block to move to. */
 		if (!in_gc)
 			gc(m);
 		if (!m->nr_free)
-			die("out of free blocks: the over-provisioning is too small for %u open frontiers",
+			die("no free block for %u open frontiers: too little over-provisioning",
 			    m->nr_open + 1);
 		f->block = m->free[--m->nr_free];
 		m->nr_open++;
@@ -566,7 +570,7 @@ static void gc(struct model *m)
 	 * one block.  Two free blocks are always enough, whatever the
 	 * number of open frontiers.
 	 */
-	uint32_t want = 2, b, p, lpn, end, full = 0;
+	u32 want = 2, b, p, lpn, end, full = 0;
 	struct block *blk;
 
 	while (m->nr_free < want) {
@@ -599,7 +603,7 @@ static void gc(struct model *m)
 	}
 }
 
-static void host_write(struct model *m, uint32_t lpn, unsigned int stream)
+static void host_write(struct model *m, u32 lpn, unsigned int stream)
 {
 	unsigned int i;
 
@@ -623,28 +627,28 @@ static void host_write(struct model *m, uint32_t lpn, unsigned int stream)
 
 static void model_init(struct model *m, const struct config *cfg)
 {
-	uint64_t lpages = cfg->capacity / cfg->page_size, ppages;
-	uint32_t i;
+	u64 lpages = cfg->capacity / cfg->page_size, ppages;
+	u32 i;
 
 	memset(m, 0, sizeof(*m));
 	m->cfg = cfg;
 	m->pages_per_block = cfg->block_size / cfg->page_size;
 	if (!lpages || lpages >= NONE)
-		die("capacity of %" PRIu64 " pages: 1 to %u", lpages, NONE - 1);
+		die("capacity of %llu pages: 1 to %u", lpages, NONE - 1);
 	m->nr_lpages = lpages;
 	ppages = ceil(lpages * (1 + cfg->op / 100));
 	m->nr_blocks = (ppages + m->pages_per_block - 1) / m->pages_per_block;
 	if (m->nr_blocks < 8 ||
-	    (uint64_t)m->nr_blocks * m->pages_per_block < lpages + 4ULL * m->pages_per_block)
-		die("%u erase blocks of %u pages for %" PRIu64 " pages: too few, or too little over-provisioning",
+	    (u64)m->nr_blocks * m->pages_per_block < lpages + 4ULL * m->pages_per_block)
+		die("%u erase blocks of %u pages for %llu pages: too few",
 		    m->nr_blocks, m->pages_per_block, lpages);
-	if ((uint64_t)m->nr_blocks * m->pages_per_block >= NONE)
+	if ((u64)m->nr_blocks * m->pages_per_block >= NONE)
 		die("too many physical pages");
 	m->l2p = xcalloc(lpages, sizeof(*m->l2p));
 	memset(m->l2p, 0xff, lpages * sizeof(*m->l2p));
 	m->stream = xcalloc(lpages, sizeof(*m->stream));
 	m->born = xcalloc(lpages, sizeof(*m->born));
-	ppages = (uint64_t)m->nr_blocks * m->pages_per_block;
+	ppages = (u64)m->nr_blocks * m->pages_per_block;
 	m->p2l = xcalloc(ppages, sizeof(*m->p2l));
 	memset(m->p2l, 0xff, ppages * sizeof(*m->p2l));
 	m->blocks = xcalloc(m->nr_blocks, sizeof(*m->blocks));
@@ -662,8 +666,10 @@ static void model_init(struct model *m, const struct config *cfg)
 			cfg->place == PLACE_FOLD ? cfg->fold + 1 : NR_STREAMS;
 	m->host_front = xcalloc(m->nr_classes, sizeof(*m->host_front));
 	m->gc_front = xcalloc(m->nr_classes, sizeof(*m->gc_front));
-	for (i = 0; i < m->nr_classes; i++)
-		m->host_front[i].block = m->gc_front[i].block = NONE;
+	for (i = 0; i < m->nr_classes; i++) {
+		m->host_front[i].block = NONE;
+		m->gc_front[i].block = NONE;
+	}
 	m->st = xcalloc(NR_STREAMS, sizeof(*m->st));
 	m->rng = cfg->seed;
 }
@@ -685,14 +691,14 @@ static void model_free(struct model *m)
 
 static void run_op(struct model *m, const struct op *o, size_t i)
 {
-	uint64_t spp = m->cfg->page_size / 512, first, last, p;
+	u64 spp = m->cfg->page_size / 512, first, last, p;
 
 	switch (o->type) {
 	case OP_WRITE:
 		first = o->sector / spp;
 		last = (o->sector + o->nr_sectors - 1) / spp;
 		if (last >= m->nr_lpages)
-			die("write %zu at sector %" PRIu64 " + %u is beyond the capacity",
+			die("write %zu at sector %llu + %u is beyond the capacity",
 			    i, o->sector, o->nr_sectors);
 		for (p = first; p <= last; p++)
 			host_write(m, p, o->stream);
@@ -722,7 +728,7 @@ static const char * const gc_names[] = {
 	[GC_FIFO] = "fifo", [GC_RANDOM] = "random",
 };
 
-static double waf(uint64_t media, uint64_t host)
+static double waf(u64 media, u64 host)
 {
 	return host ? (double)media / host : 0;
 }
@@ -742,7 +748,7 @@ static void placement_name(const struct config *cfg, char *buf, size_t len)
  */
 static double median_life(const struct stream_stats *st)
 {
-	uint64_t seen = 0;
+	u64 seen = 0;
 	unsigned int i;
 
 	for (i = 0; i < HIST_BINS; i++) {
@@ -764,21 +770,24 @@ static void report(const struct model *m, bool kv, FILE *hist)
 
 	placement_name(cfg, place, sizeof(place));
 	if (kv) {
-		printf("op=%g gc=%s placement=%s waf=%.4f all_waf=%.4f host_pages=%" PRIu64
-		       " media_pages=%" PRIu64 " device_writes=%.2f gc_runs=%" PRIu64 "\n",
+		printf("op=%g gc=%s placement=%s waf=%.4f all_waf=%.4f ",
 		       cfg->op, gc_names[cfg->gc], place, steady,
-		       waf(m->media_pages, m->host_pages), m->host_pages,
-		       m->media_pages, (double)m->host_pages / m->nr_lpages,
-		       m->gc_runs);
+		       waf(m->media_pages, m->host_pages));
+		printf("host_pages=%llu media_pages=%llu device_writes=%.2f gc_runs=%llu\n",
+		       m->host_pages, m->media_pages,
+		       (double)m->host_pages / m->nr_lpages, m->gc_runs);
 	} else {
-		printf("device: %" PRIu64 " bytes, %u pages of %u bytes; %u erase blocks of %u pages; over-provisioning %g %%\n",
-		       (uint64_t)m->nr_lpages * cfg->page_size, m->nr_lpages,
-		       cfg->page_size, m->nr_blocks, m->pages_per_block, cfg->op);
+		printf("device: %llu bytes, %u pages of %u bytes; ",
+		       (u64)m->nr_lpages * cfg->page_size, m->nr_lpages,
+		       cfg->page_size);
+		printf("%u erase blocks of %u pages; over-provisioning %g %%\n",
+		       m->nr_blocks, m->pages_per_block, cfg->op);
 		printf("gc: %s, placement: %s\n", gc_names[cfg->gc], place);
-		printf("host writes: %" PRIu64 " pages (%.2f device writes), discarded %" PRIu64 ", flushes %" PRIu64 "\n",
-		       m->host_pages, (double)m->host_pages / m->nr_lpages,
-		       m->discarded, m->flushes);
-		printf("media writes: %" PRIu64 " pages, gc: %" PRIu64 " blocks collected\n",
+		printf("host writes: %llu pages (%.2f device writes), ",
+		       m->host_pages, (double)m->host_pages / m->nr_lpages);
+		printf("discarded %llu, flushes %llu\n", m->discarded,
+		       m->flushes);
+		printf("media writes: %llu pages, gc: %llu blocks collected\n",
 		       m->media_pages, m->gc_runs);
 		if (m->steady)
 			printf("waf: %.4f after %g device writes (steady state); %.4f in all\n",
@@ -793,7 +802,7 @@ static void report(const struct model *m, bool kv, FILE *hist)
 
 			if (!st->host)
 				continue;
-			printf("%6u  %10" PRIu64 "  %5.1f%%  %11" PRIu64 "  %.4f  ",
+			printf("%6u  %10llu  %5.1f%%  %11llu  %.4f  ",
 			       s, st->host, 100.0 * st->host / m->host_pages,
 			       st->moved, m->steady ?
 			       (st->host > st->host0 ?
@@ -810,22 +819,21 @@ static void report(const struct model *m, bool kv, FILE *hist)
 	}
 	if (!hist)
 		return;
-	fprintf(hist, "# op=%g placement=%s capacity_pages=%u: stream, lifetime from (host pages written), to, pages\n",
+	fprintf(hist, "# op=%g placement=%s capacity_pages=%u: ",
 		cfg->op, place, m->nr_lpages);
+	fprintf(hist, "stream, lifetime from (host pages written), to, pages\n");
 	for (s = 0; s < NR_STREAMS; s++)
 		for (i = 0; i < HIST_BINS; i++)
 			if (m->st[s].hist[i])
-				fprintf(hist, "%u %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-					s, (uint64_t)(i ? 1ULL << i : 0),
-					(uint64_t)((2ULL << i) - 1),
+				fprintf(hist, "%u %llu %llu %llu\n",
+					s, (u64)(i ? 1ULL << i : 0),
+					(u64)((2ULL << i) - 1),
 					m->st[s].hist[i]);
 }
 
 /* --- Options ------------------------------------------------------------ */
 
-static void usage(FILE *f)
-{
-	fprintf(f,
+static const char usage_text[] =
 "Usage: %s [options] TRACE...\n"
 "       %s [options] -S WORKLOAD\n"
 "\n"
@@ -879,21 +887,24 @@ static void usage(FILE *f)
 "of a page writes the whole page.\n"
 "\n"
 "Exit status: 0, or 1 on an error (bad input, device too small for its\n"
-"open frontiers).\n", prog, prog);
+"open frontiers).\n";
+
+static void usage(FILE *f)
+{
+	fprintf(f, usage_text, prog, prog);
 }
 
-static uint64_t parse_size(const char *s, const char *opt)
+static u64 parse_size(const char *s, const char *opt)
 {
 	char *end;
-	uint64_t v;
+	u64 v;
 
 	errno = 0;
 	v = strtoull(s, &end, 0);
-	switch (*end) {
-	case 'T': case 't': v <<= 10; /* fall through */
-	case 'G': case 'g': v <<= 10; /* fall through */
-	case 'M': case 'm': v <<= 10; /* fall through */
-	case 'K': case 'k': v <<= 10; end++; break;
+	if (*end && strchr("KMGTkmgt", *end)) {
+		/* K is 2^10, M 2^20, G 2^30, T 2^40. */
+		v <<= 10 * (strchr("KMGT", toupper(*end)) - "KMGT" + 1);
+		end++;
 	}
 	if (errno || end == s || *end || !v)
 		die("%s %s: not a size", opt, s);
@@ -908,7 +919,7 @@ int main(int argc, char **argv)
 	};
 	const char *ops_arg = "7", *synth_arg = NULL, *hist_file = NULL;
 	struct trace t = { .dev_major = -1, .dev_minor = -1 };
-	uint64_t nr_synth = 0;
+	u64 nr_synth = 0;
 	FILE *hist = NULL;
 	bool kv = false;
 	char *p, *end, *arg;
@@ -986,8 +997,8 @@ int main(int argc, char **argv)
 	}
 	if (cfg.page_size % 512 || cfg.block_size % cfg.page_size ||
 	    cfg.block_size / cfg.page_size < 2)
-		die("the page size is a multiple of 512 bytes and the erase block of at least two pages");
-	if (!synth_arg == (optind == argc)) {
+		die("pages are multiples of 512 bytes, erase blocks of pages");
+	if (synth_arg ? optind != argc : optind == argc) {
 		usage(stderr);
 		return 1;
 	}
@@ -996,7 +1007,7 @@ int main(int argc, char **argv)
 	for (; optind < argc; optind++)
 		read_trace(&t, argv[optind]);
 	if (t.lost)
-		die("the trace lost %" PRIu64 " events: its ring buffer was too small",
+		die("the trace lost %llu events: its ring buffer was too small",
 		    t.lost);
 	if (!cfg.capacity)
 		cfg.capacity = (t.end * 512 + cfg.page_size - 1) /
@@ -1021,8 +1032,8 @@ int main(int argc, char **argv)
 		model_init(&m, &cfg);
 		if (synth_arg) {
 			struct synth sy;
-			uint32_t lpn = 0;
-			uint8_t stream = 0;
+			u32 lpn = 0;
+			u8 stream = 0;
 
 			parse_synth(&sy, synth_arg);
 			sy.nr = nr_synth ?: 10ULL * m.nr_lpages;

@@ -51,8 +51,9 @@ mkfs.ext4 -q -F /dev/hint2stream
 mount /dev/hint2stream "$mnt"
 
 # write FILE HINT[,HINT...] [ENV...]: 1 MiB written to FILE after
-# RocksDB-style F_SET_RW_HINT calls with each HINT in turn, and synced; prints fcntl's result (0 or the
-# errno) and the file's streamid from fdinfo (0 if none).
+# RocksDB-style F_SET_RW_HINT calls with each HINT in turn, and synced;
+# prints the last call's result (0 or the errno) and the file's streamid
+# from fdinfo (0 if none).
 write()
 {
 	local file=$1 hint=$2

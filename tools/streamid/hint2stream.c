@@ -14,10 +14,11 @@
  * RocksDB (7.x and earlier) passes a pointer to a 4-byte enum where the
  * kernel reads 8 bytes, so every such call fails with EINVAL and no file
  * gets a hint; where the call as made fails with EINVAL, this library
- * passes the kernel the 4 bytes as a correct 8-byte value.  RocksDB hints its write-ahead log SHORT, the
- * files that flushes and compactions into level 0 and the base level
- * write MEDIUM, the next level LONG and the levels below EXTREME: four
- * streams.
+ * passes the kernel the 4 bytes as a correct 8-byte value.
+ *
+ * RocksDB hints its write-ahead log SHORT, the files that flushes and
+ * compactions into level 0 and the base level write MEDIUM, the next
+ * level LONG and the levels below EXTREME: four streams.
  *
  * HINT2STREAM_LOG=FILE appends one line per hint to FILE: "fd hint id
  * result fadvise", the results 0 or a negative errno, for checking what a
@@ -120,7 +121,7 @@ static int forward(int (*fn)(int, int, ...), int fd, int cmd, va_list ap)
 		fn = real_fcntl;
 	}
 	if (!fn) {
-		errno = ENOSYS;
+		errno = EINVAL;
 		return -1;
 	}
 	if (cmd == F_SET_RW_HINT)
