@@ -43,7 +43,7 @@ done
 
 	echo "set output '$dir/waf-lifetimes.png'"
 	echo "set multiplot layout $rows,$cols title 'Lifetime of the data per stream ID (written to overwritten or discarded)'"
-	echo "set logscale x; set xlabel 'lifetime (device writes)'; set ylabel 'share of the stream''s pages'"
+	echo "set logscale x; set format x '%g'; set xlabel 'lifetime (device writes)'; set ylabel 'share of the stream''s pages'"
 	echo "set yrange [0:*]; set key top left"
 	for w in "$@"; do
 		echo "set title '$w'"

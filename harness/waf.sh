@@ -5,7 +5,9 @@
 # them, traced at the disk; flashsim replays each trace on a flash device
 # of the disk's size at several over-provisionings.  Prints one table and
 # writes it and PNG plots to build/waf/.  Not part of "make check".
-# With --model, only the modelling, on the traces of the last run.
+# With --model, only the modelling, on the traces of the last run
+# (build/waf/traces/).  STREAMID_WAF_MIB, _WRITES, _SKIP and _WORKLOADS
+# change the disk size, device writes, steady state and workloads.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -13,8 +15,8 @@ MIB=${STREAMID_WAF_MIB:-1024}		# the disk, and the modelled device
 WRITES=${STREAMID_WAF_WRITES:-5}	# device writes per run
 SKIP=${STREAMID_WAF_SKIP:-2}		# device writes before steady state
 OPS=7,14,28
-WORKLOADS=(writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs
-	dbfile-ext4 dbfile-xfs)
+ALL="writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs dbfile-ext4 dbfile-xfs"
+read -r -a WORKLOADS <<< "${STREAMID_WAF_WORKLOADS:-$ALL}"
 
 W=$OUT/waf
 model_only=
@@ -41,6 +43,10 @@ if [ -z "$model_only" ]; then
 		die "the workloads failed in the guest"
 	}
 	echo "waf: guest runs took $((SECONDS - start))s" >&2
+	# Out of vm.sh's share, which its next run empties.
+	rm -rf "$W/traces"
+	mkdir "$W/traces"
+	mv "$W"/vm/share/*.trace "$W"/vm/share/*.stats "$W/traces/"
 fi
 
 # sim OUTFILE TRACE OPTIONS...: flashsim on a trace of the disk, one
@@ -65,8 +71,8 @@ table=$W/table.txt
 {
 	printf '%-14s %4s %12s %12s %7s\n' workload OP "WAF without" "WAF with" ratio
 	for w in "${WORKLOADS[@]}"; do
-		sim "$W/$w-none.kv" "$W/vm/share/$w-none.trace" -m single
-		sim "$W/$w-streams.kv" "$W/vm/share/$w-streams.trace" \
+		sim "$W/$w-none.kv" "$W/traces/$w-none.trace" -m single
+		sim "$W/$w-streams.kv" "$W/traces/$w-streams.trace" \
 			-m streams -l "$W/$w.lifetimes"
 		mapfile -t none < "$W/$w-none.kv"
 		mapfile -t with < "$W/$w-streams.kv"
