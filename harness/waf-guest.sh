@@ -142,6 +142,17 @@ rocksdb()
 	fi
 }
 
+fs_up()	# fs_up ext4|xfs: a new file system on the disk, mounted with discard
+{
+	case $1 in
+	ext4) mkfs.ext4 -q -F -E nodiscard "$dev" ;;
+	xfs) mkfs.xfs -q -f -K "$dev" ;;
+	*) echo "waf-guest: no file system $1" >&2; return 1 ;;
+	esac
+	mkdir -p $mnt
+	mount -o discard "$dev" $mnt
+}
+
 run()	# run WORKLOAD none|streams
 {
 	local w=$1 mode=$2 s=
@@ -151,27 +162,16 @@ run()	# run WORKLOAD none|streams
 	disk_up
 	trace_start
 	case $w in
-	writers-ext4|dbfile-ext4)
-		mkfs.ext4 -q -F -E nodiscard "$dev"
-		mkdir -p $mnt && mount -o discard "$dev" $mnt
-		"$load" $s "${w%-*}" $mnt "$writes"
-		umount $mnt ;;
-	writers-xfs|dbfile-xfs)
-		mkfs.xfs -q -f -K "$dev"
-		mkdir -p $mnt && mount -o discard "$dev" $mnt
-		"$load" $s "${w%-*}" $mnt "$writes"
+	writers-*|dbfile-*|rocksdb-*)
+		fs_up "${w#*-}"
+		if [ "${w%-*}" = rocksdb ]; then
+			rocksdb "$mode"
+		else
+			"$load" $s "${w%-*}" $mnt "$writes"
+		fi
 		umount $mnt ;;
 	cache)
 		"$load" $s cache "$dev" "$writes" ;;
-	rocksdb-ext4|rocksdb-xfs)
-		if [ "${w#*-}" = ext4 ]; then
-			mkfs.ext4 -q -F -E nodiscard "$dev"
-		else
-			mkfs.xfs -q -f -K "$dev"
-		fi
-		mkdir -p $mnt && mount -o discard "$dev" $mnt
-		rocksdb "$mode"
-		umount $mnt ;;
 	*)
 		echo "waf-guest: no workload $w" >&2
 		return 1 ;;
