@@ -1,6 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NVMe host: the Streams directive.
+ * NVMe host: the Streams directive and Flexible Data Placement (FDP).
+ *
+ * A namespace whose endurance group has FDP enabled uses its placement
+ * handles as streams, whether or not it also has the Streams directive:
+ * at each scan the FDP feature, the FDP Configurations log page (one
+ * reclaim group, a reclaim unit size) and the Reclaim Unit Handle Status
+ * give the placement identifiers of its handles, at most 255, and stream
+ * s goes to the one of handle s - 1 with the Data Placement directive.
+ * The rest of what is said below of Streams holds for FDP too: when a
+ * write carries a placement, what makes a write refused for it, and that
+ * nothing fails because of it.  "fdp=0" turns FDP off, "streams=0" the
+ * Streams directive.
  *
  * Each namespace whose Identify directive lists Streams is set up when
  * the controller's namespaces are scanned, after the controller is live:
@@ -29,30 +40,42 @@ module_param(streams, bool, 0644);
 MODULE_PARM_DESC(streams,
 		 "use the Streams directive of controllers that have it (default: true)");
 
+static bool fdp = true;
+module_param(fdp, bool, 0644);
+MODULE_PARM_DESC(fdp,
+		 "use Flexible Data Placement of controllers that have it (default: true)");
+
 /*
- * A directive command for @ns: its status, or a negative error.  One that
- * got no answer within the admin timeout costs a timeout and the recovery
- * that follows; the controller gets a second chance, as the timeout may
- * have had another cause, and after a second such command is sent no
- * more directive commands for its life.
+ * A command that sets up streams, on queue @q: its status, or a negative
+ * error.  One that got no answer within the timeout costs a timeout and
+ * the recovery that follows; the controller gets a second chance, as the
+ * timeout may have had another cause, and after a second such command is
+ * sent no more of them for its life.
  */
-static int nvme_dir_cmd(struct nvme_ns *ns, struct nvme_command *c,
-			void *buf, unsigned int len, union nvme_result *result)
+static int nvme_streams_cmd(struct nvme_ns *ns, struct request_queue *q,
+			    struct nvme_command *c, void *buf, unsigned int len,
+			    union nvme_result *result)
 {
 	struct nvme_ctrl *ctrl = ns->ctrl;
 	unsigned long start = jiffies;
 	int ret;
 
-	c->directive.nsid = cpu_to_le32(ns->head->ns_id);
-	c->directive.numd = cpu_to_le32(len ? len / 4 - 1 : 0);
-	ret = __nvme_submit_sync_cmd(ctrl->admin_q, c, result, buf, len,
-				     NVME_QID_ANY, 0);
-	if (ret < 0 && time_after_eq(jiffies, start + NVME_ADMIN_TIMEOUT) &&
+	ret = __nvme_submit_sync_cmd(q, c, result, buf, len, NVME_QID_ANY, 0);
+	if (ret < 0 && time_after_eq(jiffies, start + q->rq_timeout) &&
 	    test_and_set_bit(NVME_CTRL_STREAMS_TIMEOUT, &ctrl->flags) &&
 	    !test_and_set_bit(NVME_CTRL_STREAMS_BROKEN, &ctrl->flags))
 		dev_warn(ctrl->device,
-			 "Streams not used: directive commands time out\n");
+			 "Streams and FDP not used: their commands time out\n");
 	return ret;
+}
+
+/* A directive command for @ns. */
+static int nvme_dir_cmd(struct nvme_ns *ns, struct nvme_command *c,
+			void *buf, unsigned int len, union nvme_result *result)
+{
+	c->directive.nsid = cpu_to_le32(ns->head->ns_id);
+	c->directive.numd = cpu_to_le32(len ? len / 4 - 1 : 0);
+	return nvme_streams_cmd(ns, ns->ctrl->admin_q, c, buf, len, result);
 }
 
 static int nvme_dir_recv(struct nvme_ns *ns, u8 dtype, u8 doper, u32 cdw12,
@@ -155,17 +178,205 @@ static u16 nvme_streams_count(struct nvme_ns *ns, const char **why, int *err)
 	return n;
 }
 
-/* How many streams @ns may use: 0 if none, with the reason in @why. */
-static u16 nvme_streams_setup(struct nvme_ns *ns, const char **why, int *err)
+/* A log page of endurance group @endgid. */
+static int nvme_fdp_get_log(struct nvme_ns *ns, u8 lid, u16 endgid,
+			    void *buf, unsigned int len)
 {
-	bool supported, enabled;
+	struct nvme_command c = { };
+	u32 numd = nvme_bytes_to_numd(len);
+
+	c.get_log_page.opcode = nvme_admin_get_log_page;
+	c.get_log_page.lid = lid;
+	c.get_log_page.numdl = cpu_to_le16(numd & 0xffff);
+	c.get_log_page.numdu = cpu_to_le16(numd >> 16);
+	c.get_log_page.lsi = cpu_to_le16(endgid);
+	c.get_log_page.csi = NVME_CSI_NVM;
+	return nvme_streams_cmd(ns, ns->ctrl->admin_q, &c, buf, len, NULL);
+}
+
+/* The FDP Configurations log is read whole up to this size. */
+#define NVME_FDP_CONFIGS_MAX	SZ_64K
+
+/*
+ * The reclaim unit size of configuration @cidx of endurance group
+ * @endgid, which must have one reclaim group; 0 with the reason in @why.
+ */
+static u64 nvme_fdp_runs(struct nvme_ns *ns, u16 endgid, u8 cidx,
+			 const char **why, int *err)
+{
+	struct nvme_fdp_config_log *log;
+	struct nvme_fdp_config_desc *desc = NULL;
+	size_t size, dsze, off;
+	unsigned int i;
+	u64 runs = 0;
+
+	log = kzalloc(sizeof(*log), GFP_KERNEL);
+	if (!log)
+		return 0;
+	*why = "configurations log failed";
+	*err = nvme_fdp_get_log(ns, NVME_LOG_FDP_CONFIGS, endgid, log,
+				sizeof(*log));
+	size = le32_to_cpu(log->sze);
+	if (*err)
+		goto out;
+	*why = "configurations log is not valid";
+	if (cidx > le16_to_cpu(log->numfdpc) || size <= sizeof(*log) ||
+	    size > NVME_FDP_CONFIGS_MAX)
+		goto out;
+	kfree(log);
+	log = kzalloc(size, GFP_KERNEL);
+	if (!log)
+		return 0;
+	*why = "configurations log failed";
+	*err = nvme_fdp_get_log(ns, NVME_LOG_FDP_CONFIGS, endgid, log, size);
+	if (*err)
+		goto out;
+	/* Descriptor @cidx, each where the one before it says it ends. */
+	*why = "configurations log is not valid";
+	for (i = 0, off = sizeof(*log); i <= cidx; i++, off += dsze) {
+		if (off + sizeof(*desc) > size)
+			goto out;
+		desc = (void *)log + off;
+		dsze = le16_to_cpu(desc->dsze);
+		if (dsze < sizeof(*desc) || off + dsze > size)
+			goto out;
+	}
+	if (!(desc->fdpa & NVME_FDP_FDPA_VALID))
+		goto out;
+	*why = "more than one reclaim group";
+	if (le32_to_cpu(desc->nrg) != 1)
+		goto out;
+	*why = "no reclaim unit size";
+	runs = le64_to_cpu(desc->runs);
+	if (runs)
+		*why = NULL;
+out:
+	kfree(log);
+	return runs;
+}
+
+/* Placement handles read, at most: the most streams a namespace has. */
+#define NVME_FDP_MAX_HANDLES	BLK_MAX_STREAMS
+
+/*
+ * The placement identifiers of the handles of @ns, in @si, from its
+ * Reclaim Unit Handle Status; their number, 0 with the reason in @why.
+ */
+static u16 nvme_fdp_handles(struct nvme_ns *ns, struct nvme_streams_info *si,
+			    const char **why, int *err)
+{
+	struct nvme_fdp_ruh_status *st;
+	struct nvme_command c = { };
+	unsigned int size, i;
+	u16 n = 0;
+
+	size = struct_size(st, ruhsd, NVME_FDP_MAX_HANDLES);
+	st = kzalloc(size, GFP_KERNEL);
+	if (!st)
+		return 0;
+	c.common.opcode = nvme_cmd_io_mgmt_recv;
+	c.common.nsid = cpu_to_le32(ns->head->ns_id);
+	c.common.cdw10 = cpu_to_le32(NVME_IO_MGMT_RECV_MO_RUHS);
+	c.common.cdw11 = cpu_to_le32(nvme_bytes_to_numd(size));
+	*err = nvme_streams_cmd(ns, ns->queue, &c, st, size, NULL);
+	if (*err) {
+		*why = "handle status failed";
+		goto out;
+	}
+	n = min_t(unsigned int, le16_to_cpu(st->nruhsd), NVME_FDP_MAX_HANDLES);
+	if (!n) {
+		*why = "no placement handles";
+		goto out;
+	}
+	si->plids = kcalloc(n, sizeof(*si->plids), GFP_KERNEL);
+	if (!si->plids) {
+		n = 0;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		si->plids[i] = le16_to_cpu(st->ruhsd[i].pid);
+out:
+	kfree(st);
+	return n;
+}
+
+/*
+ * The FDP placement handles @ns may use as streams, where its endurance
+ * group @endgid has FDP enabled (@used set then, even where they cannot
+ * be used); 0 if none, with the reason in @why.
+ */
+static u16 nvme_fdp_setup(struct nvme_ns *ns, u16 endgid,
+			  struct nvme_streams_info *si, bool *used,
+			  const char **why, int *err)
+{
+	struct nvme_command c = { };
+	union nvme_result res;
+	u32 result;
+	u64 runs;
+	u16 n;
+
+	c.features.opcode = nvme_admin_get_features;
+	c.features.fid = cpu_to_le32(NVME_FEAT_FDP);
+	c.features.dword11 = cpu_to_le32(endgid);
+	*err = nvme_streams_cmd(ns, ns->ctrl->admin_q, &c, NULL, 0, &res);
+	if (*err) {
+		*used = true;
+		*why = "FDP feature failed";
+		return 0;
+	}
+	result = le32_to_cpu(res.u32);
+	*used = result & NVME_FDP_FDPE;
+	if (!*used)
+		return 0;
+	/*
+	 * After a refused write: none until the next reset if FDP is still
+	 * enabled; the Streams directive (if any) once it is not.
+	 */
+	if (test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags))
+		return 0;
+
+	runs = nvme_fdp_runs(ns, endgid, result >> NVME_FDP_FDPCIDX_SHIFT,
+			     why, err);
+	if (!runs)
+		return 0;
+	n = nvme_fdp_handles(ns, si, why, err);
+	if (!n)
+		return 0;
+	si->fdp = true;
+	/* Said when the count changes; io_min and io_opt stay as they were. */
+	if (n != ns->nr_streams || !test_bit(NVME_NS_FDP, &ns->flags))
+		dev_info(ns->ctrl->device,
+			 "nsid %u: FDP, %u placement handles, reclaim unit %llu bytes\n",
+			 ns->head->ns_id, n, runs);
+	return n;
+}
+
+/* How many streams @ns may use: 0 if none, with the reason in @why. */
+static u16 nvme_streams_setup(struct nvme_ns *ns, struct nvme_id_ns *id,
+			      struct nvme_streams_info *si, const char **why,
+			      int *err)
+{
+	bool supported, enabled, used;
+	u16 n;
 	int ret;
 
 	*why = NULL;
 	*err = 0;
-	if (!streams ||
-	    test_bit(NVME_CTRL_STREAMS_BROKEN, &ns->ctrl->flags) ||
-	    !(ns->ctrl->oacs & NVME_CTRL_OACS_DIRECTIVES))
+	if (test_bit(NVME_CTRL_STREAMS_BROKEN, &ns->ctrl->flags))
+		return 0;
+	/* FDP first; the Streams directive where FDP is not enabled. */
+	if (fdp && (ns->ctrl->ctratt & NVME_CTRL_ATTR_FDPS) && id->endgid) {
+		n = nvme_fdp_setup(ns, le16_to_cpu(id->endgid), si, &used, why,
+				   err);
+		if (used) {
+			si->fdp_tried = true;
+			return n;
+		}
+		/* FDP is off now: a write refused for it says nothing of Streams. */
+		if (test_bit(NVME_NS_FDP, &ns->flags))
+			clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
+	}
+	if (!streams || !(ns->ctrl->oacs & NVME_CTRL_OACS_DIRECTIVES))
 		return 0;
 	/* A device that rejects the Identify directive has no Streams. */
 	ret = nvme_dir_streams(ns, &supported, &enabled);
@@ -200,22 +411,23 @@ static u16 nvme_streams_setup(struct nvme_ns *ns, const char **why, int *err)
 
 /*
  * Before the queue is frozen, at each scan: set up the streams of @ns
- * and say how many it has.  A failure is logged once: when the namespace
- * had streams, or when it is new.
+ * (Identify Namespace @id) and say how many it has.  A failure is logged
+ * once: when the namespace had streams, or when it is new.
  */
-void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_streams_info *si)
+void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_id_ns *id,
+			   struct nvme_streams_info *si)
 {
 	const char *why;
 	int err;
 
-	si->max_streams = nvme_streams_setup(ns, &why, &err);
+	si->max_streams = nvme_streams_setup(ns, id, si, &why, &err);
 	if (si->max_streams)
 		return;
 	clear_bit(NVME_NS_STREAMS, &ns->flags);
 	if (why && (ns->nr_streams || !test_bit(NVME_NS_READY, &ns->flags)))
 		dev_info(ns->ctrl->device,
-			 "nsid %u: Streams not used: %s (%d)\n",
-			 ns->head->ns_id, why, err);
+			 "nsid %u: %s not used: %s (%d)\n", ns->head->ns_id,
+			 si->fdp_tried ? "FDP" : "Streams", why, err);
 }
 
 /*
@@ -227,6 +439,13 @@ void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_streams_info *si)
 void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
 			     struct nvme_streams_info *si)
 {
+	/* The queue is frozen: no write reads the placement identifiers. */
+	swap(ns->plids, si->plids);
+	kfree(si->plids);
+	if (si->fdp)
+		set_bit(NVME_NS_FDP, &ns->flags);
+	else
+		clear_bit(NVME_NS_FDP, &ns->flags);
 	WRITE_ONCE(ns->nr_streams, si->max_streams);
 	lim->max_streams = nvme_streams_for_ids(si->max_streams);
 	if (!nvme_ns_head_multipath(ns->head))
@@ -259,30 +478,32 @@ u16 nvme_streams_head_max(struct nvme_ns_head *head)
 
 /*
  * A write that the device refused with Invalid Field while it carried the
- * Streams directive: the device no longer has Streams enabled for the
- * namespace (it was reset, or the namespace went and came back), or does
- * not take them at all.  The namespace stops using streams, with one log
- * line, and a scan sets them up again where the device merely lost its
- * state.  The caller sends the write again, whatever its retry count,
- * and it goes without directive: it can be refused so only once.
+ * Streams or the Data Placement directive: the device no longer has
+ * Streams enabled for the namespace (it was reset, or the namespace went
+ * and came back), or FDP was disabled, or it does not take them at all.
+ * The namespace stops using streams, with one log line, and a scan sets
+ * them up again where the device merely lost its state.  The caller
+ * sends the write again, whatever its retry count, and it goes without
+ * directive: it can be refused so only once.
  */
 bool nvme_streams_refused(struct request *req)
 {
 	struct nvme_ns *ns = req->q->queuedata;
 	struct nvme_command *cmd = nvme_req(req)->cmd;
+	u16 dtype = le16_to_cpu(cmd->rw.control) & NVME_RW_DTYPE_MASK;
 
 	if ((nvme_req(req)->status & NVME_SCT_SC_MASK) !=
 	    NVME_SC_INVALID_FIELD || blk_rq_is_passthrough(req) ||
 	    req_op(req) != REQ_OP_WRITE || !ns ||
-	    (le16_to_cpu(cmd->rw.control) & NVME_RW_DTYPE_MASK) !=
-	    NVME_RW_DTYPE_STREAMS)
+	    (dtype != NVME_RW_DTYPE_STREAMS && dtype != NVME_RW_DTYPE_DPLCMT))
 		return false;
 	nvme_req(req)->flags |= NVME_REQ_NO_STREAM;
 	if (test_and_clear_bit(NVME_NS_STREAMS, &ns->flags)) {
 		set_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
 		dev_info(ns->ctrl->device,
-			 "nsid %u: Streams not used: a write was refused for its stream\n",
-			 ns->head->ns_id);
+			 "nsid %u: %s not used: a write was refused for its stream\n",
+			 ns->head->ns_id,
+			 dtype == NVME_RW_DTYPE_DPLCMT ? "FDP" : "Streams");
 		nvme_queue_scan(ns->ctrl);
 	}
 	return true;

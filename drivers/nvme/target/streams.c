@@ -80,13 +80,15 @@ bool nvmet_subsys_has_streams(struct nvmet_subsys *subsys)
 /*
  * A new controller, subsystem lock held: it offers Directives (OACS and
  * the Commands Supported and Effects log) if some namespace has streams
- * now, and keeps saying the same until it goes, whatever namespaces come
- * and go.
+ * or placement handles now, and FDP (CTRATT) if some namespace has
+ * placement handles, and keeps saying the same until it goes, whatever
+ * namespaces come and go.
  */
 void nvmet_streams_ctrl_init(struct nvmet_ctrl *ctrl)
 {
 	lockdep_assert_held(&ctrl->subsys->lock);
-	ctrl->directives = nvmet_subsys_has_streams(ctrl->subsys);
+	ctrl->fdp = nvmet_subsys_has_fdp(ctrl->subsys);
+	ctrl->directives = ctrl->fdp || nvmet_subsys_has_streams(ctrl->subsys);
 }
 
 int nvmet_streams_ns_enable(struct nvmet_ns *ns)
@@ -350,7 +352,7 @@ u16 nvmet_streams_parse_io_cmd(struct nvmet_req *req)
  */
 ssize_t nvmet_stream_stats_read(struct nvmet_ns *ns, char *buf, size_t size)
 {
-	char line[48];	/* "255 <u64> <u64>\n" */
+	char line[48];	/* "256 <u64> <u64>\n" */
 	struct nvmet_ns_streams *sd;
 	size_t len = 0;
 	unsigned int id;
@@ -358,10 +360,15 @@ ssize_t nvmet_stream_stats_read(struct nvmet_ns *ns, char *buf, size_t size)
 
 	mutex_lock(&ns->subsys->lock);
 	sd = ns->streams_state;
-	for (id = 0; sd && id <= ns->streams; id++) {
-		u64 requests = atomic64_read(&sd->stats[id].requests);
-		u64 sectors = atomic64_read(&sd->stats[id].sectors);
+	/* Placement handles count under their stream too: handle + 1. */
+	for (id = 0; id <= max(ns->streams, ns->fdp_handles); id++) {
+		u64 requests = 0, sectors = 0;
 
+		if (sd && id <= ns->streams) {
+			requests = atomic64_read(&sd->stats[id].requests);
+			sectors = atomic64_read(&sd->stats[id].sectors);
+		}
+		nvmet_fdp_stream_stats(ns, id, &requests, &sectors);
 		if (!requests)
 			continue;
 		n = snprintf(line, sizeof(line), "%u %llu %llu\n", id, requests,
@@ -387,6 +394,7 @@ void nvmet_stream_stats_reset(struct nvmet_ns *ns)
 		atomic64_set(&sd->stats[id].requests, 0);
 		atomic64_set(&sd->stats[id].sectors, 0);
 	}
+	nvmet_fdp_stream_stats_reset(ns);
 	mutex_unlock(&ns->subsys->lock);
 }
 
@@ -559,6 +567,7 @@ static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 	struct nvme_dir_identify_params *id;
 	struct nvmet_streams_host *h;
 	bool supported = false, enabled = true;
+	bool fdp = false, fdp_enabled = true;
 	struct nvmet_ns *ns;
 	unsigned long idx;
 	u16 status;
@@ -571,7 +580,14 @@ static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 
 	mutex_lock(&subsys->lock);
 	xa_for_each(&subsys->namespaces, idx, ns) {
-		if (!ns->streams || (req->ns && req->ns != ns))
+		if (req->ns && req->ns != ns)
+			continue;
+		/* Data Placement is enabled with FDP, not by a directive. */
+		if (ns->fdp_handles) {
+			fdp = true;
+			fdp_enabled &= READ_ONCE(ns->fdp_enabled);
+		}
+		if (!ns->streams)
 			continue;
 		h = nvmet_streams_find_host(ns->streams_state, hostid);
 		supported = true;
@@ -585,6 +601,12 @@ static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 		id->supported[0] |= 1 << NVME_DIR_STREAMS;
 	if (supported && enabled)
 		id->enabled[0] |= 1 << NVME_DIR_STREAMS;
+	if (fdp) {
+		id->supported[0] |= 1 << NVME_DIR_FDP;
+		id->persistent[0] |= 1 << NVME_DIR_FDP;
+	}
+	if (fdp && fdp_enabled)
+		id->enabled[0] |= 1 << NVME_DIR_FDP;
 	status = nvmet_dir_copy(req, id, sizeof(*id));
 	kfree(id);
 	return status;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NVMe Streams, over the loop and TCP transports of the NVMe target.
+ * NVMe Streams and Flexible Data Placement (FDP), over the loop and TCP
+ * transports of the NVMe target.
  *
  * The target (fixture nvmet, the host driver leaving streams alone): a
  * namespace backed by a null_blk device with streams, its Identify and
@@ -16,6 +17,11 @@
  * see; lifetime hints, nvme_core.streams=0, a reset while writing and a
  * host granted no stream.  QEMU's NVMe disk, with no Directives, gets no
  * directive command.
+ *
+ * FDP (fixtures fdp_target, fdp_host, and the fdp variants of fs): the
+ * target through nvme-cli and raw commands, its errors, and the host
+ * sending stream s as placement handle s - 1, through resets and FDP
+ * turned off and on under it; a namespace with both uses FDP.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -235,18 +241,22 @@ static void nvmet_cleanup(void)
 	nullb_remove(NULLB "/" BACKING);
 	nullb_remove(NULLB "/" BACKING "2");
 	write_attr(NVME_CORE, "streams", "Y");
+	write_attr(NVME_CORE, "fdp", "Y");
 	write_attr(NVME_CORE, "max_retries", "5");
 }
 
+/* The reclaim unit size of the FDP namespaces of these tests. */
+#define FDP_RU_SIZE	1048576
+
 /*
- * The subsystem NQN with namespace 1 on a null_blk device of @mib MiB
- * and @streams streams, on a port of @transport; the host connected to
- * it, using the streams itself if @host_streams, else leaving them to
- * the test.
+ * The subsystem NQN with namespace 1 on a null_blk device of @mib MiB,
+ * with @streams streams and @fdp FDP placement handles, on a port of
+ * @transport; the host connected to it, using the streams (Streams or
+ * FDP) itself if @host_streams, else leaving them to the test.
  */
-static void nvmet_up(struct __test_metadata *_metadata, struct host *self,
-		     const char *transport, int streams, bool host_streams,
-		     int mib)
+static void nvmet_up_ns(struct __test_metadata *_metadata, struct host *self,
+			const char *transport, int streams, int fdp,
+			bool host_streams, int mib)
 {
 	char path[300], buf[64];
 
@@ -265,6 +275,10 @@ static void nvmet_up(struct __test_metadata *_metadata, struct host *self,
 	ASSERT_EQ(0, write_attr(NS_DIR, "device_path", path));
 	snprintf(buf, sizeof(buf), "%d", streams);
 	ASSERT_EQ(0, write_attr(NS_DIR, "streams", buf));
+	snprintf(buf, sizeof(buf), "%d", fdp);
+	ASSERT_EQ(0, write_attr(NS_DIR, "fdp_handles", buf));
+	snprintf(buf, sizeof(buf), "%d", FDP_RU_SIZE);
+	ASSERT_EQ(0, write_attr(NS_DIR, "fdp_ru_size", buf));
 	ASSERT_EQ(0, write_attr(NS_DIR, "enable", "1"));
 
 	ASSERT_EQ(0, mkdir(PORT_DIR, 0755));
@@ -278,6 +292,7 @@ static void nvmet_up(struct __test_metadata *_metadata, struct host *self,
 
 	ASSERT_EQ(0, write_attr(NVME_CORE, "streams",
 				host_streams ? "Y" : "N"));
+	ASSERT_EQ(0, write_attr(NVME_CORE, "fdp", host_streams ? "Y" : "N"));
 
 	if (!strcmp(transport, "tcp")) {
 		ASSERT_EQ(0, system("nvme connect -t tcp -a 127.0.0.1 -s "
@@ -290,6 +305,13 @@ static void nvmet_up(struct __test_metadata *_metadata, struct host *self,
 			       self->ctrl, sizeof(self->ctrl)));
 	self->fd = open(self->dev, O_RDWR);
 	ASSERT_LE(0, self->fd);
+}
+
+static void nvmet_up(struct __test_metadata *_metadata, struct host *self,
+		     const char *transport, int streams, bool host_streams,
+		     int mib)
+{
+	nvmet_up_ns(_metadata, self, transport, streams, 0, host_streams, mib);
 }
 
 static long long sysfs_num(const char *dir, const char *name)
@@ -795,6 +817,8 @@ TEST_F_TIMEOUT(nvmet, random_directives, 600)
  */
 #define HOST_MSL	12
 #define HOST_STREAMS	(HOST_MSL - 4)
+/* FDP placement handles: fewer than 8, so all are streams. */
+#define FDP_HANDLES	6
 #ifndef F_SET_RW_HINT
 #define F_SET_RW_HINT	(1024 + 12)
 #endif
@@ -1394,12 +1418,22 @@ static int wait_max_streams(const char *dev, long long want)
 	return -1;
 }
 
-/* Disable and enable the target namespace, with @streams streams. */
-static int ns_cycle(const struct host *h, const char *streams)
+/*
+ * Disable and enable the target namespace, with @streams streams and, if
+ * @fdp, that many placement handles.
+ */
+static int ns_cycle_fdp(const struct host *h, const char *streams,
+			const char *fdp)
 {
 	return write_attr(h->ns, "enable", "0") ||
 	       write_attr(h->ns, "streams", streams) ||
+	       (fdp && write_attr(h->ns, "fdp_handles", fdp)) ||
 	       write_attr(h->ns, "enable", "1");
+}
+
+static int ns_cycle(const struct host *h, const char *streams)
+{
+	return ns_cycle_fdp(h, streams, NULL);
 }
 
 /* Have the host scan its namespaces, and give the scan time to end. */
@@ -1415,12 +1449,13 @@ static int rescan_and_settle(const struct host *h)
 }
 
 /*
- * ns_cycle() under a host that goes on using the namespace: with the
+ * ns_cycle_fdp() under a host that goes on using the namespace: with the
  * target's Namespace Attribute Notices off (Asynchronous Event
  * Configuration, bit 8), the host does not scan while the namespace is
  * away, which would remove its disk; it scans once it is back.
  */
-static int ns_cycle_under_host(const struct host *h, const char *streams)
+static int ns_cycle_under_host(const struct host *h, const char *streams,
+			       const char *fdp)
 {
 	char dir[400];
 	__u32 aec;
@@ -1429,7 +1464,7 @@ static int ns_cycle_under_host(const struct host *h, const char *streams)
 	if (admin(h->fd, 0x0a, 0, NULL, 0, 0x0b, 0, 0, &aec) ||
 	    admin(h->fd, 0x09, 0, NULL, 0, 0x0b, aec & ~(1U << 8), 0, NULL))
 		return -1;
-	if (ns_cycle(h, streams) ||
+	if (ns_cycle_fdp(h, streams, fdp) ||
 	    admin(h->fd, 0x09, 0, NULL, 0, 0x0b, aec, 0, NULL))
 		return -1;
 	return write_attr(dir, "rescan_controller", "1");
@@ -1469,7 +1504,7 @@ TEST_F(host, writes_never_fail)
 
 	/* (b) */
 	snprintf(msl, sizeof(msl), "%d", HOST_MSL);
-	ASSERT_EQ(0, ns_cycle_under_host(&self->h, msl));
+	ASSERT_EQ(0, ns_cycle_under_host(&self->h, msl, NULL));
 	EXPECT_EQ(0, writers_progress(&w, 256));
 	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
 	EXPECT_EQ(0, writers_progress(&w, 64));
@@ -1479,7 +1514,7 @@ TEST_F(host, writes_never_fail)
 	ASSERT_EQ(0, rescan_and_settle(&self->h));
 
 	/* (c): 6 streams, fewer than 8, so none kept for hints. */
-	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "6"));
+	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "6", NULL));
 	EXPECT_EQ(0, wait_max_streams(self->h.dev, 6));
 	EXPECT_EQ(0, writers_progress(&w, 256));
 	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
@@ -2091,6 +2126,7 @@ FIXTURE(fs) {
 FIXTURE_VARIANT(fs) {
 	const struct fs_type *fs;
 	enum fs_flush flush;
+	bool fdp;	/* FDP placement handles, not Streams */
 };
 
 FIXTURE_VARIANT_ADD(fs, ext4_fsync) { &fs_ext4, FLUSH_FSYNC };
@@ -2105,13 +2141,24 @@ FIXTURE_VARIANT_ADD(fs, btrfs_fsync) { &fs_btrfs, FLUSH_FSYNC };
 FIXTURE_VARIANT_ADD(fs, btrfs_sync) { &fs_btrfs, FLUSH_SYNC };
 FIXTURE_VARIANT_ADD(fs, btrfs_background) { &fs_btrfs, FLUSH_BACKGROUND };
 FIXTURE_VARIANT_ADD(fs, btrfs_direct) { &fs_btrfs, FLUSH_DIRECT };
+FIXTURE_VARIANT_ADD(fs, ext4_fdp_fsync) { &fs_ext4, FLUSH_FSYNC, true };
+FIXTURE_VARIANT_ADD(fs, ext4_fdp_direct) { &fs_ext4, FLUSH_DIRECT, true };
+FIXTURE_VARIANT_ADD(fs, xfs_fdp_fsync) { &fs_xfs, FLUSH_FSYNC, true };
+FIXTURE_VARIANT_ADD(fs, xfs_fdp_direct) { &fs_xfs, FLUSH_DIRECT, true };
+FIXTURE_VARIANT_ADD(fs, btrfs_fdp_fsync) { &fs_btrfs, FLUSH_FSYNC, true };
+FIXTURE_VARIANT_ADD(fs, btrfs_fdp_direct) { &fs_btrfs, FLUSH_DIRECT, true };
 
 FIXTURE_SETUP(fs)
 {
-	nvmet_up(_metadata, &self->h, "loop", HOST_MSL, true, 512);
+	if (variant->fdp)
+		nvmet_up_ns(_metadata, &self->h, "loop", 0, FDP_HANDLES, true,
+			    512);
+	else
+		nvmet_up(_metadata, &self->h, "loop", HOST_MSL, true, 512);
 	close(self->h.fd);
 	self->h.fd = -1;
-	ASSERT_EQ(HOST_STREAMS, max_streams(self->h.dev));
+	ASSERT_EQ(variant->fdp ? FDP_HANDLES : HOST_STREAMS,
+		  max_streams(self->h.dev));
 	ASSERT_EQ(0, run(variant->fs->mkfs, self->h.dev));
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/nvmet_fs.%d", getpid());
 	ASSERT_EQ(0, mkdir(self->mnt, 0755));
@@ -2137,10 +2184,12 @@ FIXTURE_TEARDOWN(fs)
 
 /*
  * Sum the blocks of the host's write commands in the trace by stream
- * (DTYPE 1 in ctrl, DSPEC in the top of dsmgmt; 0 for none) into @blocks.
- * -1 if a write carries another directive type or the trace lost events.
+ * (DTYPE 1 in ctrl, DSPEC in the top of dsmgmt; 0 for none; with @fdp,
+ * DTYPE 2 and the placement identifier, of handle stream - 1) into
+ * @blocks.  -1 if a write carries another directive type or the trace
+ * lost events.
  */
-static int wire_blocks(unsigned long long *blocks)
+static int wire_blocks(unsigned long long *blocks, bool fdp)
 {
 	char *buf = malloc(4 << 20), *line, *p;
 	unsigned int ctrl, dsmgmt, len;
@@ -2158,8 +2207,8 @@ static int wire_blocks(unsigned long long *blocks)
 		    sscanf(p, "cmd=(nvme_cmd_write slba=%*u, len=%u, ctrl=0x%x, dsmgmt=%u",
 			   &len, &ctrl, &dsmgmt) != 3)
 			continue;
-		if ((ctrl & 0xf0) == 0x10)
-			blocks[dsmgmt >> 16 & 0xff] += len + 1;
+		if ((ctrl & 0xf0) == (fdp ? 0x20 : 0x10))
+			blocks[((dsmgmt >> 16) + fdp) & 0xff] += len + 1;
 		else if (!(ctrl & 0xf0))
 			blocks[0] += len + 1;
 		else
@@ -2181,7 +2230,7 @@ TEST_F(fs, files_in_streams)
 				    variant->flush));
 	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
-	ASSERT_EQ(0, wire_blocks(wire));
+	ASSERT_EQ(0, wire_blocks(wire, variant->fdp));
 	for (i = 0; i < FS_FILES; i++) {
 		TH_LOG("%s stream %d: target %llu, wire %llu of %llu sectors (%.1f %%)",
 		       variant->fs->name, ids[i], st.sectors[ids[i]],
@@ -2200,6 +2249,417 @@ TEST_F(fs, files_in_streams)
 	EXPECT_EQ(0, run(variant->fs->fsck, self->h.dev));
 	ASSERT_EQ(0, fs_mount(variant->fs, self->h.dev, self->mnt, NULL));
 	EXPECT_EQ(0, fs_check_files(self->mnt, ids, FS_FILES, FS_MIB));
+}
+
+/*
+ * Flexible Data Placement at the target (fixture fdp_target: 4 placement
+ * handles of 1 MiB reclaim units, the host leaving them alone), seen
+ * through nvme-cli, which this project did not write, and raw commands:
+ * Identify, the FDP feature, the four log pages, handle status and
+ * update, events, writes per handle at the target and the null_blk
+ * device behind it, and every error the specification gives.
+ */
+#define TGT_HANDLES	4
+#define DIR_FDP		2
+#define SC_CMD_SEQ_ERROR	0x400c
+#define SC_FDP_DISABLED		0x4029
+
+FIXTURE(fdp_target) {
+	struct host h;
+	char cmd[1024];
+};
+
+FIXTURE_SETUP(fdp_target)
+{
+	nvmet_up_ns(_metadata, &self->h, "loop", 0, TGT_HANDLES, false, 64);
+}
+
+FIXTURE_TEARDOWN(fdp_target)
+{
+	if (self->h.fd > 0)
+		close(self->h.fd);
+	nvmet_cleanup();
+}
+
+/* Run "nvme @sub @dev @args | grep -c @pattern": the count printed is @n. */
+static int cli_count(const char *sub, const char *dev, const char *args,
+		     const char *pattern, int n)
+{
+	char line[1024];
+
+	snprintf(line, sizeof(line),
+		 "test \"$(nvme %s %s %s 2>&1 | grep -c -- '%s')\" = %d",
+		 sub, dev, args, pattern, n);
+	return system(line);
+}
+
+/* I/O Management Receive (12h) or Send (1Dh) of @len bytes. */
+static int io_mgmt(int fd, __u8 opcode, __u32 cdw10, void *data, __u32 len)
+{
+	struct nvme_passthru_cmd cmd = {
+		.opcode = opcode, .nsid = 1, .addr = (uintptr_t)data,
+		.data_len = len, .cdw10 = cdw10,
+		.cdw11 = opcode == 0x12 && len ? len / 4 - 1 : 0,
+	};
+	int ret = ioctl(fd, NVME_IOCTL_IO_CMD, &cmd);
+
+	return ret < 0 ? -errno : ret & ~SC_MORE;
+}
+
+/* Get Log Page @lid of endurance group @endgid, @len bytes. */
+static int fdp_log(int fd, int lid, int endgid, int lsp, void *data,
+		   __u32 len)
+{
+	return admin(fd, 0x02, 0xffffffff, data, len,
+		     lid | lsp << 8 | (len / 4 - 1) << 16, endgid << 16, 0,
+		     NULL);
+}
+
+TEST_F(fdp_target, nvme_cli)
+{
+	const char *dev = self->h.dev;
+	long long bs = 512;
+	char dir[512], ruamw[128];
+	struct stats target, backing;
+
+	snprintf(dir, sizeof(dir), "/sys/block/%s/queue", dev + 5);
+	bs = sysfs_num(dir, "logical_block_size");
+	ASSERT_LT(0, bs);
+
+	EXPECT_EQ(0, cli_count("id-ctrl", dev, "-H",
+			       "0x1.Flexible Data Placement Supported", 1));
+	EXPECT_EQ(0, cli_count("id-ns", dev, "", "^endgid *: 1$", 1));
+	EXPECT_EQ(0, cli_count("get-feature", dev, "-f 0x1d -c 1 -H",
+			       "(FDPE) *: Yes", 1));
+	EXPECT_EQ(0, cli_count("fdp configs", dev, "-e 1",
+			       "Number of Reclaim Groups: 1$", 1));
+	EXPECT_EQ(0, cli_count("fdp configs", dev, "-e 1",
+			       "Number of Reclaim Unit Handles: 4$", 1));
+	EXPECT_EQ(0, cli_count("fdp configs", dev, "-e 1",
+			       "Reclaim Unit Nominal Size: 1048576$", 1));
+	EXPECT_EQ(0, cli_count("fdp configs", dev, "-e 1",
+			       "Initially Isolated", TGT_HANDLES));
+	EXPECT_EQ(0, cli_count("fdp usage", dev, "-e 1",
+			       "(Host Specified)", TGT_HANDLES));
+
+	/* Writes: 2 to handle 1, 1 to handle 3, 1 with PID 9 (to 0). */
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "stream_stats", "0"));
+	ASSERT_EQ(0, write_dir(self->h.fd, 0, DIR_FDP, 1, 1));
+	ASSERT_EQ(0, write_dir(self->h.fd, 1, DIR_FDP, 1, 1));
+	ASSERT_EQ(0, write_dir(self->h.fd, 2, DIR_FDP, 3, 3));
+	ASSERT_EQ(0, write_dir(self->h.fd, 3, DIR_FDP, 9, 9));
+	ASSERT_EQ(0, read_stats(self->h.ns, &target));
+	ASSERT_EQ(0, read_stats(self->h.nullb, &backing));
+	EXPECT_EQ(2, target.requests[2]);
+	EXPECT_EQ(1, target.requests[4]);
+	EXPECT_EQ(1, target.requests[1]);
+	EXPECT_EQ(-1, only(&target, (const int []){ 1, 2, 4, -1 }));
+	EXPECT_EQ(16, backing.sectors[2]);
+	EXPECT_EQ(8, backing.sectors[4]);
+	EXPECT_EQ(8, backing.sectors[1]);
+	EXPECT_EQ(0, check_at(dev, 0, 8192, 1));
+	EXPECT_EQ(0, check_at(dev, 12288, 4096, 9));
+
+	EXPECT_EQ(0, cli_count("fdp stats", dev, "-e 1",
+			       "Written (.*): 16384$", 2));
+	EXPECT_EQ(0, cli_count("fdp stats", dev, "-e 1",
+			       "Erased (MBE): 0$", 1));
+	EXPECT_EQ(0, cli_count("fdp status", dev, "",
+			       "^Placement Identifier [0-3]; Reclaim Unit Handle Identifier [0-3]$",
+			       TGT_HANDLES));
+	snprintf(ruamw, sizeof(ruamw), "(RUAMW): %lld$",
+		 (FDP_RU_SIZE - 8192) / bs);
+	EXPECT_EQ(0, cli_count("fdp status", dev, "", ruamw, 1));
+
+	/* Events: Invalid PID on handle 0, RU not fully written on 1. */
+	EXPECT_EQ(0, cli_count("fdp set-events", dev, "-n 1 -p 0 -e -t 3",
+			       "Success", 1));
+	EXPECT_EQ(0, cli_count("fdp set-events", dev, "-n 1 -p 1 -e -t 0",
+			       "Success", 1));
+	EXPECT_EQ(0, cli_count("get-feature", dev, "-f 0x1e -n 1 -c 1 -H",
+			       "Not Fully Written *: Enabled", 1));
+	EXPECT_EQ(0, cli_count("get-feature", dev, "-f 0x1e -n 1 -c 1 -H",
+			       "Invalid Placement Identifier *: Not Enabled", 1));
+	ASSERT_EQ(0, write_dir(self->h.fd, 3, DIR_FDP, 9, 9));
+	EXPECT_EQ(0, cli_count("fdp update", dev, "-n 1 -p 1",
+			       "update: Success", 1));
+	EXPECT_EQ(0, cli_count("fdp events", dev, "-e 1 -E",
+			       "Event Type: 0x3 (Invalid Placement Identifier)", 1));
+	EXPECT_EQ(0, cli_count("fdp events", dev, "-e 1 -E",
+			       "(PID): 0x9$", 1));
+	EXPECT_EQ(0, cli_count("fdp events", dev, "-e 1 -E",
+			       "Event Type: 0x0 (Reclaim Unit Not Fully Written)", 1));
+	EXPECT_EQ(0, cli_count("fdp events", dev, "-e 1", "Event Type", 0));
+	/* Handle 1 is on a new reclaim unit now, handle 3 is not. */
+	snprintf(ruamw, sizeof(ruamw), "(RUAMW): %lld$", FDP_RU_SIZE / bs);
+	EXPECT_EQ(0, cli_count("fdp status", dev, "", ruamw, 2));
+}
+
+/* Every invalid field, and FDP disabled, answered with its status. */
+TEST_F(fdp_target, errors)
+{
+	__u16 pids[2] = { 0, TGT_HANDLES };	/* 4 is not valid */
+	char dir[512];
+	__u32 result;
+	long long bs;
+	void *buf;
+
+	snprintf(dir, sizeof(dir), "/sys/block/%s/queue", self->h.dev + 5);
+	bs = sysfs_num(dir, "logical_block_size");
+	ASSERT_LT(0, bs);
+	ASSERT_EQ(0, posix_memalign(&buf, 4096, 4096));
+	/* Endurance groups that do not exist; an unknown operation. */
+	EXPECT_EQ(SC_INVALID_FIELD, fdp_log(self->h.fd, 0x20, 2, 0, buf, 64));
+	EXPECT_EQ(SC_INVALID_FIELD, fdp_log(self->h.fd, 0x22, 0, 0, buf, 64));
+	EXPECT_EQ(SC_INVALID_FIELD,
+		  admin(self->h.fd, 0x0a, 0, NULL, 0, 0x1d, 2, 0, NULL));
+	EXPECT_EQ(SC_INVALID_FIELD, io_mgmt(self->h.fd, 0x12, 2, buf, 64));
+	/* Set Features FDP: the group has a namespace. */
+	EXPECT_EQ(SC_CMD_SEQ_ERROR,
+		  admin(self->h.fd, 0x09, 0, NULL, 0, 0x1d, 1, 0, NULL));
+	/* A handle the namespace does not have. */
+	EXPECT_EQ(SC_INVALID_FIELD,
+		  admin(self->h.fd, 0x0a, 1, buf, 2, 0x1e,
+			TGT_HANDLES | 1 << 16, 0, NULL));
+	/* An update with one invalid PID changes nothing. */
+	ASSERT_EQ(0, write_dir(self->h.fd, 0, DIR_FDP, 0, 0));
+	EXPECT_EQ(SC_INVALID_FIELD,
+		  io_mgmt(self->h.fd, 0x1d, 1 | 1 << 16, pids, sizeof(pids)));
+	/* Handle status, cut to 64 bytes: RUAMW of handle 0 at byte 24. */
+	EXPECT_EQ(0, io_mgmt(self->h.fd, 0x12, 1, buf, 64));
+	EXPECT_EQ((FDP_RU_SIZE - 4096) / bs, ((__u64 *)buf)[3]);
+	EXPECT_EQ(TGT_HANDLES, ((__u16 *)buf)[7]);
+	/* The Data Placement directive cannot be enabled by directive. */
+	EXPECT_EQ(SC_INVALID_FIELD, dir_send(self->h.fd, 1, DIR_IDENTIFY, 1, 0,
+					     DIR_FDP << 8 | 1));
+
+	/* FDP disabled under the namespace. */
+	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "0"));
+	EXPECT_EQ(SC_INVALID_FIELD, write_dir(self->h.fd, 0, DIR_FDP, 1, 1));
+	EXPECT_EQ(0, write_dir(self->h.fd, 0, 0, 0, 0));
+	EXPECT_EQ(SC_FDP_DISABLED, fdp_log(self->h.fd, 0x22, 1, 0, buf, 64));
+	EXPECT_EQ(SC_FDP_DISABLED, io_mgmt(self->h.fd, 0x12, 1, buf, 64));
+	EXPECT_EQ(SC_FDP_DISABLED,
+		  io_mgmt(self->h.fd, 0x1d, 1, pids, sizeof(pids[0])));
+	EXPECT_EQ(0, fdp_log(self->h.fd, 0x20, 1, 0, buf, 64));
+	EXPECT_EQ(0, admin(self->h.fd, 0x0a, 0, NULL, 0, 0x1d, 1, 0, &result));
+	EXPECT_EQ(0, result & 1);
+	free(buf);
+
+	/* Bounds of the attributes. */
+	EXPECT_NE(0, write_attr(self->h.ns, "fdp_handles", "1"));
+	ASSERT_EQ(0, write_attr(self->h.ns, "enable", "0"));
+	EXPECT_NE(0, write_attr(self->h.ns, "fdp_handles", "257"));
+	EXPECT_EQ(0, write_attr(self->h.ns, "fdp_handles", "256"));
+	EXPECT_NE(0, write_attr(self->h.ns, "fdp_ru_size", "4095"));
+	EXPECT_NE(0, write_attr(self->h.ns, "fdp_ru_size", "0"));
+}
+
+/*
+ * The host (fixture fdp_host: FDP_HANDLES placement handles, the host
+ * using them): max_streams is their number; stream s goes out with DTYPE
+ * 2 and the placement identifier of handle s - 1, on the wire and at the
+ * target, and reaches the null_blk device as stream s.
+ */
+FIXTURE(fdp_host) {
+	struct host h;
+};
+
+FIXTURE_VARIANT(fdp_host) {
+	const char *transport;
+};
+
+FIXTURE_VARIANT_ADD(fdp_host, loop) { .transport = "loop" };
+FIXTURE_VARIANT_ADD(fdp_host, tcp) { .transport = "tcp" };
+
+FIXTURE_SETUP(fdp_host)
+{
+	nvmet_up_ns(_metadata, &self->h, variant->transport, 0, FDP_HANDLES,
+		    true, 64);
+}
+
+FIXTURE_TEARDOWN(fdp_host)
+{
+	if (self->h.fd > 0)
+		close(self->h.fd);
+	nvmet_cleanup();
+	write_attr(SETUP_CMD, "enable", "0");
+}
+
+/*
+ * The writes of the trace that carry a directive, by DTYPE and DSPEC, in
+ * @dtype2 (placement identifier) and @dtype1 (stream); -1 if the trace
+ * lost events.
+ */
+static int wire_directives(int *dtype1, int *dtype2)
+{
+	char *buf = malloc(1 << 20), *p;
+	unsigned int ctrl, dsmgmt;
+	int ret = 0;
+
+	if (!buf || read_file(TRACING "/trace", buf, 1 << 20) <= 0) {
+		free(buf);
+		return -1;
+	}
+	if (strstr(buf, "LOST"))
+		ret = -1;
+	for (p = buf; (p = strstr(p, "cmd=(nvme_cmd_write ")); p++) {
+		if (sscanf(p, "cmd=(nvme_cmd_write slba=%*u, len=%*u, ctrl=0x%x, dsmgmt=%u",
+			   &ctrl, &dsmgmt) != 2)
+			continue;
+		if ((ctrl & 0xf0) == 0x20)
+			dtype2[dsmgmt >> 16 & 0xff]++;
+		else if ((ctrl & 0xf0) == 0x10)
+			dtype1[dsmgmt >> 16 & 0xff]++;
+	}
+	free(buf);
+	return ret;
+}
+
+TEST_F(fdp_host, placed_writes)
+{
+	static const struct { int id, stream; } w[] = {
+		{ 1, 1 }, { 2, 2 }, { 6, 6 }, { 0, 0 }, { 9, 3 }, { 200, 2 },
+	};
+	int dtype1[MAX_IDS] = { 0 }, dtype2[MAX_IDS] = { 0 };
+	unsigned long long want[MAX_IDS] = { 0 };
+	struct stats target, backing;
+	int i, fd;
+
+	EXPECT_EQ(FDP_HANDLES, max_streams(self->h.dev));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "stream_stats", "0"));
+	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+	for (i = 0; i < ARRAY_SIZE(w); i++) {
+		fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, w[i].id);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, write_at(fd, i * 8192, 8192, w[i].id));
+		close(fd);
+		want[w[i].stream] += 16;
+	}
+	/* Buffered: written back with the ID of the disk's inode. */
+	fd = open_stream(self->h.dev, O_WRONLY, 5);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 1 << 20, 65536, 5));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	want[5] += 128;
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+
+	ASSERT_EQ(0, read_stats(self->h.ns, &target));
+	ASSERT_EQ(0, read_stats(self->h.nullb, &backing));
+	for (i = 0; i <= FDP_HANDLES; i++) {
+		EXPECT_EQ(want[i], target.sectors[i]) TH_LOG("stream %d", i);
+		EXPECT_EQ(want[i], backing.sectors[i]) TH_LOG("stream %d", i);
+	}
+	ASSERT_EQ(0, wire_directives(dtype1, dtype2));
+	/* Placement identifier s - 1 for stream s; never Streams. */
+	for (i = 1; i <= FDP_HANDLES; i++)
+		EXPECT_EQ(want[i] ? 1 : 0, !!dtype2[i - 1]) TH_LOG("PID %d", i - 1);
+	for (i = FDP_HANDLES; i < MAX_IDS; i++)
+		EXPECT_EQ(0, dtype2[i]);
+	for (i = 0; i < MAX_IDS; i++)
+		EXPECT_EQ(0, dtype1[i]);
+	for (i = 0; i < ARRAY_SIZE(w); i++)
+		EXPECT_EQ(0, check_at(self->h.dev, i * 8192, 8192, w[i].id));
+	EXPECT_EQ(0, check_at(self->h.dev, 1 << 20, 65536, 5));
+}
+
+/*
+ * A namespace that offers both FDP and the Streams directive: FDP is
+ * used.  256 placement handles: 255 are used, max_streams 251 (four for
+ * lifetime hints), and stream 251 goes to placement identifier 250.
+ */
+TEST_F(fdp_host, bounds_and_both)
+{
+	int dtype1[MAX_IDS] = { 0 }, dtype2[MAX_IDS] = { 0 };
+	int fd;
+
+	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "8", "256"));
+	ASSERT_EQ(0, wait_max_streams(self->h.dev, 251));
+	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 251);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 4096, 251));
+	close(fd);
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+	ASSERT_EQ(0, wire_directives(dtype1, dtype2));
+	EXPECT_EQ(1, dtype2[250]);
+	EXPECT_EQ(0, dtype1[8]);
+}
+
+/*
+ * No write fails or is lost because of its placement while tagged
+ * writers run through a controller reset and FDP turned off and on
+ * again under the host; placement comes back each time.
+ */
+TEST_F(fdp_host, writes_never_fail)
+{
+	struct writers w = { };
+	struct stats st;
+
+	ASSERT_EQ(0, writers_start(&w, self->h.dev));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, FDP_HANDLES));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+
+	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "0"));
+	EXPECT_EQ(0, wait_max_streams(self->h.dev, 0));
+	EXPECT_EQ(0, writers_progress(&w, 256));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
+
+	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "1"));
+	EXPECT_EQ(0, wait_max_streams(self->h.dev, FDP_HANDLES));
+	EXPECT_EQ(0, writers_progress(&w, 256));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_LT(0, st.sectors[2]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 2, 3, -1 }));
+
+	EXPECT_EQ(0, writers_stop(&w));
+	EXPECT_EQ(0, writers_check(self->h.dev));
+}
+
+/* nvme_core.fdp=0: after a reset no FDP command and no placement. */
+TEST_F(fdp_host, fdp_off)
+{
+	char *buf = malloc(1 << 20);
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, write_attr(NVME_CORE, "fdp", "N"));
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+	ASSERT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+	ASSERT_LT(0, read_file(TRACING "/trace", buf, 1 << 20));
+	EXPECT_NE(NULL, strstr(buf, "nvme_admin_identify"));
+	EXPECT_EQ(NULL, strstr(buf, "nvme_cmd_io_mgmt_recv"));
+	EXPECT_EQ(NULL, strstr(buf, "fid=0x1d"));
+	free(buf);
+	untagged_at_target(_metadata, &self->h);
+}
+
+/*
+ * FDP disabled in the endurance group when the host sets up (a reset):
+ * no placement, no log line, writes untagged.
+ */
+TEST_F(fdp_host, disabled)
+{
+	ASSERT_EQ(0, system("dmesg -C"));
+	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "0"));
+	ASSERT_EQ(0, wait_max_streams(self->h.dev, 0));
+	ASSERT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
+	EXPECT_EQ(0, dmesg_count("FDP not used"));
+	untagged_at_target(_metadata, &self->h);
 }
 
 FIXTURE(qemu) {
