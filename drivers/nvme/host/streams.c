@@ -138,6 +138,7 @@ void nvme_streams_init_ctrl(struct nvme_ctrl *ctrl)
 		clear_bit(NVME_NS_STREAMS, &ns->flags);
 		clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
 		clear_bit(NVME_NS_STREAMS_RETRIED, &ns->flags);
+		clear_bit(NVME_NS_FDP_REFUSED, &ns->flags);
 	}
 	srcu_read_unlock(&ctrl->srcu, srcu_idx);
 }
@@ -326,13 +327,15 @@ static u16 nvme_fdp_setup(struct nvme_ns *ns, u16 endgid,
 	}
 	result = le32_to_cpu(res.u32);
 	*used = result & NVME_FDP_FDPE;
-	if (!*used)
-		return 0;
 	/*
-	 * After a refused write: none until the next reset if FDP is still
-	 * enabled; the Streams directive (if any) once it is not.
+	 * After a write refused for its placement: none until the next reset
+	 * if FDP is still enabled; set up afresh once it has been disabled.
 	 */
-	if (test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags))
+	if (!*used) {
+		clear_bit(NVME_NS_FDP_REFUSED, &ns->flags);
+		return 0;
+	}
+	if (test_bit(NVME_NS_FDP_REFUSED, &ns->flags))
 		return 0;
 
 	runs = nvme_fdp_runs(ns, endgid, result >> NVME_FDP_FDPCIDX_SHIFT,
@@ -372,9 +375,6 @@ static u16 nvme_streams_setup(struct nvme_ns *ns, struct nvme_id_ns *id,
 			si->fdp_tried = true;
 			return n;
 		}
-		/* FDP is off now: a write refused for it says nothing of Streams. */
-		if (test_bit(NVME_NS_FDP, &ns->flags))
-			clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
 	}
 	if (!streams || !(ns->ctrl->oacs & NVME_CTRL_OACS_DIRECTIVES))
 		return 0;
@@ -499,7 +499,8 @@ bool nvme_streams_refused(struct request *req)
 		return false;
 	nvme_req(req)->flags |= NVME_REQ_NO_STREAM;
 	if (test_and_clear_bit(NVME_NS_STREAMS, &ns->flags)) {
-		set_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
+		set_bit(dtype == NVME_RW_DTYPE_DPLCMT ? NVME_NS_FDP_REFUSED :
+			NVME_NS_STREAMS_REFUSED, &ns->flags);
 		dev_info(ns->ctrl->device,
 			 "nsid %u: %s not used: a write was refused for its stream\n",
 			 ns->head->ns_id,

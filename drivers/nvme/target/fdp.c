@@ -35,14 +35,18 @@
  *   while the namespace is enabled is announced to the hosts as a
  *   change of the namespace.
  *
- * Locking: "fdp_enable" is read without a lock; the namespace's FDP
- * state exists while the namespace is enabled, and its spinlock guards
- * the handles and the events, which writes change.
+ * Locking: "fdp_enable" is read without a lock.  The namespace's FDP
+ * state exists from when the namespace is enabled until no command uses
+ * it any more after it is disabled, with the handle count and reclaim
+ * unit size of the enable (the attributes cannot change while it
+ * exists); its spinlock guards the handles and the events, which writes
+ * change.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 #include <linux/math64.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
+#include <linux/unaligned.h>
 #include "nvmet.h"
 
 /* The events a handle can have enabled, by bit. */
@@ -63,6 +67,8 @@ struct nvmet_fdp_stats {
 
 /* The FDP state of an enabled namespace with placement handles. */
 struct nvmet_ns_fdp {
+	u16			nr_handles;	/* fdp_handles, at enable */
+	u64			ru_size;	/* fdp_ru_size, at enable */
 	spinlock_t		lock;		/* handles, events */
 	atomic64_t		host_bytes;	/* HBMW */
 	unsigned int		first_event, nr_events;
@@ -77,14 +83,29 @@ bool nvmet_subsys_has_fdp(struct nvmet_subsys *subsys)
 	unsigned long idx;
 
 	xa_for_each(&subsys->namespaces, idx, ns)
-		if (ns->fdp_handles)
+		if (ns->fdp)
 			return true;
 	return false;
+}
+
+static void nvmet_fdp_check_sizes(void)
+{
+	BUILD_BUG_ON(sizeof(struct nvme_fdp_config_log) != 16);
+	BUILD_BUG_ON(sizeof(struct nvme_fdp_config_desc) != 64);
+	BUILD_BUG_ON(sizeof(struct nvme_fdp_ruhu_log) != 8);
+	BUILD_BUG_ON(sizeof(struct nvme_fdp_ruhu_desc) != 8);
+	BUILD_BUG_ON(sizeof(struct nvme_fdp_stats_log) != 64);
+	BUILD_BUG_ON(sizeof(struct nvme_fdp_event) != 64);
+	BUILD_BUG_ON(sizeof(struct nvme_fdp_events_log) != 4096);
+	BUILD_BUG_ON(sizeof(struct nvme_fdp_ruh_status) != 16);
+	BUILD_BUG_ON(sizeof(struct nvme_fdp_ruh_status_desc) != 32);
 }
 
 int nvmet_fdp_ns_enable(struct nvmet_ns *ns)
 {
 	struct nvmet_ns_fdp *fdp;
+
+	nvmet_fdp_check_sizes();
 
 	if (!ns->fdp_handles)
 		return 0;
@@ -107,6 +128,8 @@ int nvmet_fdp_ns_enable(struct nvmet_ns *ns)
 		kfree(fdp);
 		return -ENOMEM;
 	}
+	fdp->nr_handles = ns->fdp_handles;
+	fdp->ru_size = ns->fdp_ru_size;
 	spin_lock_init(&fdp->lock);
 	ns->fdp = fdp;
 	return 0;
@@ -159,12 +182,12 @@ static void nvmet_fdp_event(struct nvmet_ns *ns, u8 type, u16 pid,
 	ev->flags = NVME_FDP_EVENT_F_PIV | NVME_FDP_EVENT_F_NSIDV;
 	ev->pid = cpu_to_le16(pid);
 	/* The Timestamp feature's format: milliseconds in bits 47:0. */
-	ev->timestamp = cpu_to_le64(div_u64(ktime_get_real_ns(),
-					    NSEC_PER_MSEC));
+	put_unaligned_le64(div_u64(ktime_get_real_ns(), NSEC_PER_MSEC),
+			   ev->timestamp);
 	ev->nsid = cpu_to_le32(ns->nsid);
 	if (located) {
 		ev->flags |= NVME_FDP_EVENT_F_LV;
-		ev->ruhid = cpu_to_le16(pid);
+		ev->ruhid = pid;
 	}
 }
 
@@ -186,19 +209,16 @@ static bool nvmet_fdp_event_enabled(struct nvmet_ns_fdp *fdp,
  */
 static inline unsigned int nvmet_fdp_handle(struct nvmet_ns *ns, u16 pid)
 {
-	return pid < ns->fdp_handles ? pid : 0;
+	return pid < ns->fdp->nr_handles ? pid : 0;
 }
 
 /*
  * The stream of the backing device that a write with placement
- * identifier @pid goes to: its handle plus one, none for the handles that
- * streams cannot number.
+ * identifier @pid goes to: its handle plus one, at most 255.
  */
 u8 nvmet_fdp_stream(struct nvmet_ns *ns, u16 pid)
 {
-	unsigned int handle = nvmet_fdp_handle(ns, pid);
-
-	return handle < U8_MAX ? handle + 1 : 0;
+	return nvmet_fdp_handle(ns, pid) + 1;
 }
 
 /* A write of @len bytes with placement identifier @pid. */
@@ -215,7 +235,7 @@ static void nvmet_fdp_write(struct nvmet_ns *ns, u16 pid, u32 len)
 	    nvmet_fdp_event_enabled(fdp, 0, NVME_FDP_EVENT_PID))
 		nvmet_fdp_event(ns, NVME_FDP_EVENT_PID, pid, false);
 	/* A full reclaim unit is left for a new one. */
-	div64_u64_rem(h->ru_written + len, ns->fdp_ru_size, &rem);
+	div64_u64_rem(h->ru_written + len, ns->fdp->ru_size, &rem);
 	h->ru_written = rem;
 	spin_unlock_irqrestore(&fdp->lock, flags);
 }
@@ -266,7 +286,7 @@ static u16 nvmet_fdp_parse_write(struct nvmet_req *req)
 void nvmet_fdp_stream_stats(struct nvmet_ns *ns, unsigned int id,
 			    u64 *requests, u64 *sectors)
 {
-	if (!ns->fdp || id > ns->fdp_handles)
+	if (!ns->fdp || id > ns->fdp->nr_handles)
 		return;
 	*requests += atomic64_read(&ns->fdp->stats[id].requests);
 	*sectors += atomic64_read(&ns->fdp->stats[id].sectors);
@@ -276,7 +296,7 @@ void nvmet_fdp_stream_stats_reset(struct nvmet_ns *ns)
 {
 	unsigned int id;
 
-	for (id = 0; ns->fdp && id <= ns->fdp_handles; id++) {
+	for (id = 0; ns->fdp && id <= ns->fdp->nr_handles; id++) {
 		atomic64_set(&ns->fdp->stats[id].requests, 0);
 		atomic64_set(&ns->fdp->stats[id].sectors, 0);
 	}
@@ -302,7 +322,7 @@ static void *nvmet_fdp_configs(struct nvmet_ns *ns, size_t *size)
 {
 	struct nvme_fdp_config_log *log;
 	struct nvme_fdp_config_desc *desc;
-	size_t dsze = struct_size(desc, ruhs, ns->fdp_handles);
+	size_t dsze = struct_size(desc, ruhs, ns->fdp->nr_handles);
 	unsigned int i;
 
 	*size = sizeof(*log) + dsze;
@@ -315,11 +335,11 @@ static void *nvmet_fdp_configs(struct nvmet_ns *ns, size_t *size)
 	desc->dsze = cpu_to_le16(dsze);
 	desc->fdpa = NVME_FDP_FDPA_VALID;
 	desc->nrg = cpu_to_le32(1);
-	desc->nruh = cpu_to_le16(ns->fdp_handles);
-	desc->maxpids = cpu_to_le16(ns->fdp_handles - 1);
+	desc->nruh = cpu_to_le16(ns->fdp->nr_handles);
+	desc->maxpids = cpu_to_le16(ns->fdp->nr_handles - 1);
 	desc->nnss = cpu_to_le32(1);
-	desc->runs = cpu_to_le64(ns->fdp_ru_size);
-	for (i = 0; i < ns->fdp_handles; i++)
+	desc->runs = cpu_to_le64(ns->fdp->ru_size);
+	for (i = 0; i < ns->fdp->nr_handles; i++)
 		desc->ruhs[i].ruht = NVME_FDP_RUHT_INITIALLY_ISOLATED;
 	return log;
 }
@@ -329,13 +349,13 @@ static void *nvmet_fdp_ruh_usage(struct nvmet_ns *ns, size_t *size)
 	struct nvme_fdp_ruhu_log *log;
 	unsigned int i;
 
-	*size = struct_size(log, ruhus, ns->fdp_handles);
+	*size = struct_size(log, ruhus, ns->fdp->nr_handles);
 	log = kzalloc(*size, GFP_KERNEL);
 	if (!log)
 		return NULL;
-	log->nruh = cpu_to_le16(ns->fdp_handles);
+	log->nruh = cpu_to_le16(ns->fdp->nr_handles);
 	/* Every handle is one of the namespace's placement handles. */
-	for (i = 0; i < ns->fdp_handles; i++)
+	for (i = 0; i < ns->fdp->nr_handles; i++)
 		log->ruhus[i].ruha = NVME_FDP_RUHA_HOST;
 	return log;
 }
@@ -495,7 +515,7 @@ static u16 nvmet_fdp_events_args(struct nvmet_req *req, unsigned int *handle,
 		return NVME_SC_FDP_DISABLED | NVME_STATUS_DNR;
 	*handle = cdw11 & 0xffff;
 	*noet = (cdw11 >> 16) & 0xff;
-	if (*handle >= req->ns->fdp_handles || !*noet)
+	if (*handle >= req->ns->fdp->nr_handles || !*noet)
 		return nvmet_fdp_invalid(req, FEAT_LOC(cdw11));
 	return NVME_SC_SUCCESS;
 }
@@ -590,18 +610,18 @@ static u16 nvmet_fdp_ruh_status(struct nvmet_req *req)
 	size_t size, len;
 	u16 status;
 
-	size = struct_size(st, ruhsd, ns->fdp_handles);
+	size = struct_size(st, ruhsd, ns->fdp->nr_handles);
 	st = kzalloc(size, GFP_KERNEL);
 	if (!st)
 		return NVME_SC_INTERNAL;
-	st->nruhsd = cpu_to_le16(ns->fdp_handles);
+	st->nruhsd = cpu_to_le16(ns->fdp->nr_handles);
 	spin_lock_irqsave(&fdp->lock, flags);
-	for (i = 0; i < ns->fdp_handles; i++) {
+	for (i = 0; i < ns->fdp->nr_handles; i++) {
 		d = &st->ruhsd[i];
 		d->pid = cpu_to_le16(i);
 		d->ruhid = cpu_to_le16(i);
 		/* Available media writes, in logical blocks. */
-		d->ruamw = cpu_to_le64((ns->fdp_ru_size -
+		d->ruamw = cpu_to_le64((ns->fdp->ru_size -
 					fdp->handles[i].ru_written) >>
 				       ns->blksize_shift);
 	}
@@ -653,7 +673,7 @@ static u16 nvmet_fdp_ruh_update(struct nvmet_req *req, unsigned int n)
 	if (status)
 		goto out;
 	for (i = 0; i < n; i++) {
-		if (le16_to_cpu(pids[i]) >= ns->fdp_handles) {
+		if (le16_to_cpu(pids[i]) >= ns->fdp->nr_handles) {
 			status = nvmet_fdp_invalid(req, MGMT_LOC(dptr));
 			goto out;
 		}
@@ -686,7 +706,7 @@ static void nvmet_execute_io_mgmt_send(struct nvmet_req *req)
 		return;
 	if (!READ_ONCE(req->ns->fdp_enabled))
 		status = NVME_SC_FDP_DISABLED | NVME_STATUS_DNR;
-	else if (n > req->ns->fdp_handles)
+	else if (n > req->ns->fdp->nr_handles)
 		status = nvmet_fdp_invalid(req, MGMT_LOC(cdw10));
 	else
 		status = nvmet_fdp_ruh_update(req, n);

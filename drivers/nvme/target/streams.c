@@ -583,7 +583,7 @@ static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 		if (req->ns && req->ns != ns)
 			continue;
 		/* Data Placement is enabled with FDP, not by a directive. */
-		if (ns->fdp_handles) {
+		if (ns->fdp) {
 			fdp = true;
 			fdp_enabled &= READ_ONCE(ns->fdp_enabled);
 		}

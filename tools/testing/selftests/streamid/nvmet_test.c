@@ -2318,6 +2318,7 @@ static int fdp_log(int fd, int lid, int endgid, int lsp, void *data,
 TEST_F(fdp_target, nvme_cli)
 {
 	const char *dev = self->h.dev;
+	unsigned char *ev;
 	long long bs = 512;
 	char dir[512], ruamw[128];
 	struct stats target, backing;
@@ -2391,6 +2392,19 @@ TEST_F(fdp_target, nvme_cli)
 	EXPECT_EQ(0, cli_count("fdp events", dev, "-e 1 -E",
 			       "Event Type: 0x0 (Reclaim Unit Not Fully Written)", 1));
 	EXPECT_EQ(0, cli_count("fdp events", dev, "-e 1", "Event Type", 0));
+	/* The log as the specification lays it out: 64-byte events. */
+	ASSERT_EQ(0, posix_memalign((void **)&ev, 4096, 4096));
+	ASSERT_EQ(0, fdp_log(self->h.fd, 0x23, 1, 1, ev, 4096));
+	EXPECT_EQ(2, ev[0] | ev[1] << 8);
+	EXPECT_EQ(3, ev[64]);			/* type */
+	EXPECT_EQ(9, ev[66] | ev[67] << 8);	/* PID */
+	EXPECT_EQ(1, ev[76]);			/* NSID */
+	EXPECT_EQ(0, ev[128]);
+	EXPECT_EQ(7, ev[129]);			/* PIV, NSIDV, LV */
+	EXPECT_EQ(1, ev[130]);
+	EXPECT_EQ(1, ev[140]);
+	EXPECT_EQ(1, ev[162]);			/* RUHID */
+	free(ev);
 	/* Handle 1 is on a new reclaim unit now, handle 3 is not. */
 	snprintf(ruamw, sizeof(ruamw), "(RUAMW): %lld$", FDP_RU_SIZE / bs);
 	EXPECT_EQ(0, cli_count("fdp status", dev, "", ruamw, 2));
@@ -2450,8 +2464,8 @@ TEST_F(fdp_target, errors)
 	/* Bounds of the attributes. */
 	EXPECT_NE(0, write_attr(self->h.ns, "fdp_handles", "1"));
 	ASSERT_EQ(0, write_attr(self->h.ns, "enable", "0"));
-	EXPECT_NE(0, write_attr(self->h.ns, "fdp_handles", "257"));
-	EXPECT_EQ(0, write_attr(self->h.ns, "fdp_handles", "256"));
+	EXPECT_NE(0, write_attr(self->h.ns, "fdp_handles", "256"));
+	EXPECT_EQ(0, write_attr(self->h.ns, "fdp_handles", "255"));
 	EXPECT_NE(0, write_attr(self->h.ns, "fdp_ru_size", "4095"));
 	EXPECT_NE(0, write_attr(self->h.ns, "fdp_ru_size", "0"));
 }
@@ -2570,7 +2584,7 @@ TEST_F(fdp_host, placed_writes)
 
 /*
  * A namespace that offers both FDP and the Streams directive: FDP is
- * used.  256 placement handles: 255 are used, max_streams 251 (four for
+ * used.  255 placement handles, the most: max_streams 251 (four for
  * lifetime hints), and stream 251 goes to placement identifier 250.
  */
 TEST_F(fdp_host, bounds_and_both)
@@ -2578,7 +2592,7 @@ TEST_F(fdp_host, bounds_and_both)
 	int dtype1[MAX_IDS] = { 0 }, dtype2[MAX_IDS] = { 0 };
 	int fd;
 
-	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "8", "256"));
+	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "8", "255"));
 	ASSERT_EQ(0, wait_max_streams(self->h.dev, 251));
 	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
 	ASSERT_EQ(0, trace_clear());
@@ -2590,7 +2604,8 @@ TEST_F(fdp_host, bounds_and_both)
 	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
 	ASSERT_EQ(0, wire_directives(dtype1, dtype2));
 	EXPECT_EQ(1, dtype2[250]);
-	EXPECT_EQ(0, dtype1[8]);
+	for (fd = 0; fd < MAX_IDS; fd++)
+		EXPECT_EQ(0, dtype1[fd]);
 }
 
 /*
