@@ -211,20 +211,24 @@ static u64 nvme_fdp_runs(struct nvme_ns *ns, u16 endgid, u8 cidx,
 	unsigned int i;
 	u64 runs = 0;
 
+	*why = "out of memory";
+	*err = -ENOMEM;
 	log = kzalloc(sizeof(*log), GFP_KERNEL);
 	if (!log)
 		return 0;
 	*why = "configurations log failed";
 	*err = nvme_fdp_get_log(ns, NVME_LOG_FDP_CONFIGS, endgid, log,
 				sizeof(*log));
-	size = le32_to_cpu(log->sze);
 	if (*err)
 		goto out;
+	size = le32_to_cpu(log->sze);
 	*why = "configurations log is not valid";
 	if (cidx > le16_to_cpu(log->numfdpc) || size <= sizeof(*log) ||
 	    size > NVME_FDP_CONFIGS_MAX)
 		goto out;
 	kfree(log);
+	*why = "out of memory";
+	*err = -ENOMEM;
 	log = kzalloc(size, GFP_KERNEL);
 	if (!log)
 		return 0;
@@ -271,10 +275,13 @@ static u16 nvme_fdp_handles(struct nvme_ns *ns, struct nvme_streams_info *si,
 	unsigned int size, i;
 	u16 n = 0;
 
+	*why = "out of memory";
+	*err = -ENOMEM;
 	size = struct_size(st, ruhsd, NVME_FDP_MAX_HANDLES);
 	st = kzalloc(size, GFP_KERNEL);
 	if (!st)
 		return 0;
+	*why = NULL;
 	c.common.opcode = nvme_cmd_io_mgmt_recv;
 	c.common.nsid = cpu_to_le32(ns->head->ns_id);
 	c.common.cdw10 = cpu_to_le32(NVME_IO_MGMT_RECV_MO_RUHS);
@@ -291,6 +298,8 @@ static u16 nvme_fdp_handles(struct nvme_ns *ns, struct nvme_streams_info *si,
 	}
 	si->plids = kcalloc(n, sizeof(*si->plids), GFP_KERNEL);
 	if (!si->plids) {
+		*why = "out of memory";
+		*err = -ENOMEM;
 		n = 0;
 		goto out;
 	}
@@ -321,8 +330,13 @@ static u16 nvme_fdp_setup(struct nvme_ns *ns, u16 endgid,
 	c.features.dword11 = cpu_to_le32(endgid);
 	*err = nvme_streams_cmd(ns, ns->ctrl->admin_q, &c, NULL, 0, &res);
 	if (*err) {
-		*used = true;
-		*why = "FDP feature failed";
+		/* Said for a new namespace; Streams may still be there. */
+		*used = false;
+		if (!test_bit(NVME_NS_READY, &ns->flags))
+			dev_info(ns->ctrl->device,
+				 "nsid %u: FDP not used: FDP feature failed (%d)\n",
+				 ns->head->ns_id, *err);
+		*err = 0;
 		return 0;
 	}
 	result = le32_to_cpu(res.u32);
@@ -338,8 +352,8 @@ static u16 nvme_fdp_setup(struct nvme_ns *ns, u16 endgid,
 	if (test_bit(NVME_NS_FDP_REFUSED, &ns->flags))
 		return 0;
 
-	runs = nvme_fdp_runs(ns, endgid, result >> NVME_FDP_FDPCIDX_SHIFT,
-			     why, err);
+	runs = nvme_fdp_runs(ns, endgid,
+			     (result >> NVME_FDP_FDPCIDX_SHIFT) & 0xff, why, err);
 	if (!runs)
 		return 0;
 	n = nvme_fdp_handles(ns, si, why, err);

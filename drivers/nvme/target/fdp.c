@@ -109,6 +109,10 @@ int nvmet_fdp_ns_enable(struct nvmet_ns *ns)
 
 	if (!ns->fdp_handles)
 		return 0;
+	if (ns->csi == NVME_CSI_ZNS) {
+		pr_err("nsid %u: FDP on a zoned namespace\n", ns->nsid);
+		return -EINVAL;
+	}
 	/* The endurance group is named by the NSID: 16 bits. */
 	if (ns->nsid > U16_MAX) {
 		pr_err("nsid %u: FDP needs an NSID of at most %u\n", ns->nsid,
@@ -268,8 +272,11 @@ static u16 nvmet_fdp_parse_write(struct nvmet_req *req)
 		break;
 	case NVME_DIR_STREAMS:
 		if (ns->streams) {
-			atomic64_add(len, &fdp->host_bytes);
-			return nvmet_streams_parse_io_cmd(req);
+			u16 status = nvmet_streams_parse_io_cmd(req);
+
+			if (!status)
+				atomic64_add(len, &fdp->host_bytes);
+			return status;
 		}
 		fallthrough;
 	default:
@@ -515,7 +522,7 @@ static u16 nvmet_fdp_events_args(struct nvmet_req *req, unsigned int *handle,
 		return NVME_SC_FDP_DISABLED | NVME_STATUS_DNR;
 	*handle = cdw11 & 0xffff;
 	*noet = (cdw11 >> 16) & 0xff;
-	if (*handle >= req->ns->fdp->nr_handles || !*noet)
+	if (*handle >= req->ns->fdp->nr_handles)
 		return nvmet_fdp_invalid(req, FEAT_LOC(cdw11));
 	return NVME_SC_SUCCESS;
 }
@@ -540,6 +547,8 @@ static u16 nvmet_get_feat_fdp_events(struct nvmet_req *req)
 	status = nvmet_fdp_events_args(req, &handle, &noet);
 	if (status)
 		return status;
+	if (!noet)
+		return nvmet_fdp_invalid(req, FEAT_LOC(cdw11));
 	n = min_t(unsigned int, noet, ARRAY_SIZE(d));
 	spin_lock_irqsave(&req->ns->fdp->lock, flags);
 	for (i = 0; i < n; i++) {
@@ -643,7 +652,9 @@ static void nvmet_execute_io_mgmt_recv(struct nvmet_req *req)
 
 	if (!nvmet_check_transfer_len(req, ((size_t)numd + 1) * 4))
 		return;
-	if ((cdw10 & 0xff) != NVME_IO_MGMT_RECV_MO_RUHS)
+	if (!(cdw10 & 0xff))	/* no operation */
+		status = nvmet_zero_sgl(req, 0, req->transfer_len);
+	else if ((cdw10 & 0xff) != NVME_IO_MGMT_RECV_MO_RUHS)
 		status = nvmet_fdp_invalid(req, MGMT_LOC(cdw10));
 	else if (!READ_ONCE(req->ns->fdp_enabled))
 		status = NVME_SC_FDP_DISABLED | NVME_STATUS_DNR;
@@ -699,7 +710,9 @@ static void nvmet_execute_io_mgmt_send(struct nvmet_req *req)
 	u16 status;
 
 	if ((cdw10 & 0xff) != NVME_IO_MGMT_SEND_MO_RUHU) {
-		nvmet_req_complete(req, nvmet_fdp_invalid(req, MGMT_LOC(cdw10)));
+		/* 0: no operation */
+		nvmet_req_complete(req, (cdw10 & 0xff) ?
+				   nvmet_fdp_invalid(req, MGMT_LOC(cdw10)) : 0);
 		return;
 	}
 	if (!nvmet_check_transfer_len(req, n * sizeof(__le16)))

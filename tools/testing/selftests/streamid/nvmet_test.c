@@ -2429,6 +2429,9 @@ TEST_F(fdp_target, errors)
 	EXPECT_EQ(SC_INVALID_FIELD,
 		  admin(self->h.fd, 0x0a, 0, NULL, 0, 0x1d, 2, 0, NULL));
 	EXPECT_EQ(SC_INVALID_FIELD, io_mgmt(self->h.fd, 0x12, 2, buf, 64));
+	/* Management operation 0: no operation. */
+	EXPECT_EQ(0, io_mgmt(self->h.fd, 0x12, 0, buf, 64));
+	EXPECT_EQ(0, io_mgmt(self->h.fd, 0x1d, 0, NULL, 0));
 	/* Set Features FDP: the group has a namespace. */
 	EXPECT_EQ(SC_CMD_SEQ_ERROR,
 		  admin(self->h.fd, 0x09, 0, NULL, 0, 0x1d, 1, 0, NULL));
