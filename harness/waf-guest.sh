@@ -1,21 +1,27 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# "make waf", in the guest: each workload runs twice on a fresh null_blk
-# disk, without stream IDs and with them, while the disk's block_rq_issue
-# events are traced: every write, discard and flush that reaches it, with
-# its stream.  A run whose trace lost events, or whose writes per stream
+# "make waf", in the guest: each workload runs three times on a fresh
+# null_blk disk, without stream IDs, with them, and with them through
+# Flexible Data Placement (an NVMe host on the loop transport, an nvmet
+# namespace on the disk with 8 placement handles, which passes handle + 1
+# on as the disk's stream), while the disk's block_rq_issue events are
+# traced: every write, discard and flush that reaches it, with its
+# stream.  A run whose trace lost events, or whose writes per stream
 # differ from what the disk itself counted, fails.
 #
-# Usage: waf-guest.sh OUTDIR BINDIR MIB DEVICE_WRITES WORKLOAD...
-# BINDIR holds waf-load and hint2stream.so.  Writes
-# OUTDIR/WORKLOAD-{none,streams}.trace and .stats.
+# Usage: waf-guest.sh OUTDIR BINDIR MIB DEVICE_WRITES MODES WORKLOAD...
+# BINDIR holds waf-load and hint2stream.so; MODES is some of
+# none,streams,fdp.  Writes OUTDIR/WORKLOAD-MODE.trace and .stats.
 set -euo pipefail
 
-out=$1 bin=$2 mib=$3 writes=$4
-shift 4
+out=$1 bin=$2 mib=$3 writes=$4 modes=$5
+shift 5
 load=$bin/waf-load
 T=/sys/kernel/tracing
 nullb=/sys/kernel/config/nullb/waf
+nvmet=/sys/kernel/config/nvmet
+nqn=streamid-waf
+handles=8
 mnt=/tmp/waf
 
 disk_up()
@@ -27,7 +33,7 @@ disk_up()
 	echo 1 > "$nullb/discard"
 	echo 255 > "$nullb/streams"
 	echo 1 > "$nullb/power"
-	dev=/dev/waf
+	disk=/dev/waf dev=/dev/waf
 }
 
 disk_down()
@@ -36,11 +42,58 @@ disk_down()
 	rmdir "$nullb"
 }
 
+# The disk as an nvmet namespace with FDP, and the NVMe host connected
+# to it: the workload writes to the host's namespace ($dev).
+fdp_up()
+{
+	local s=$nvmet/subsystems/$nqn port=$nvmet/ports/1 b n
+
+	mkdir "$s"
+	echo 1 > "$s/attr_allow_any_host"
+	mkdir "$s/namespaces/1"
+	echo "$disk" > "$s/namespaces/1/device_path"
+	echo "$handles" > "$s/namespaces/1/fdp_handles"
+	echo 1 > "$s/namespaces/1/enable"
+	mkdir "$port"
+	echo loop > "$port/addr_trtype"
+	ln -s "$s" "$port/subsystems/$nqn"
+	nvme connect -t loop -n "$nqn" > /dev/null
+	dev=
+	for n in $(seq 100); do
+		for b in /sys/block/nvme*; do
+			[ "$(cat "$b/hidden" 2>/dev/null)" != 1 ] &&
+			[ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn" ] &&
+			[ -b "/dev/${b##*/}" ] && dev=/dev/${b##*/}
+		done
+		[ -z "$dev" ] || break
+		sleep 0.1
+	done
+	[ -n "$dev" ] || { echo "waf-guest: no NVMe host for $nqn" >&2; return 1; }
+	# Of 8 handles, the top four are for lifetime hints: IDs 1 to 4.
+	n=$(cat "/sys/block/${dev#/dev/}/queue/max_streams")
+	[ "$n" = $((handles - 4)) ] || {
+		echo "waf-guest: $dev has $n streams for IDs, not $((handles - 4))" >&2
+		return 1
+	}
+}
+
+fdp_down()
+{
+	local s=$nvmet/subsystems/$nqn port=$nvmet/ports/1
+
+	nvme disconnect -n "$nqn" > /dev/null
+	rm "$port/subsystems/$nqn"
+	rmdir "$port"
+	echo 0 > "$s/namespaces/1/enable"
+	rmdir "$s/namespaces/1" "$s"
+	dev=$disk
+}
+
 trace_start()
 {
 	local devt
 
-	devt=$(stat -L -c '%t %T' "$dev")
+	devt=$(stat -L -c '%t %T' "$disk")
 	read -r major minor <<< "$devt"
 	echo 0 > $T/tracing_on
 	echo > $T/trace
@@ -123,7 +176,7 @@ rocksdb()
 {
 	local num=$((mib * 1200)) preload=
 
-	[ "$1" = streams ] && preload=$bin/hint2stream.so
+	[ "$1" = -s ] && preload=$bin/hint2stream.so
 	env ${preload:+LD_PRELOAD=$preload HINT2STREAM_LOG=/tmp/hints} \
 		db_bench --db=$mnt/db --benchmarks=fillrandom,overwrite \
 		--num=$num --writes=$((num * writes / 4)) --key_size=16 \
@@ -153,19 +206,20 @@ fs_up()	# fs_up ext4|xfs: a new file system on the disk, mounted with discard
 	mount -o discard "$dev" $mnt
 }
 
-run()	# run WORKLOAD none|streams
+run()	# run WORKLOAD none|streams|fdp
 {
 	local w=$1 mode=$2 s=
 	local start=$SECONDS
 
-	[ "$mode" = streams ] && s=-s
+	[ "$mode" = none ] || s=-s
 	disk_up
+	[ "$mode" != fdp ] || fdp_up
 	trace_start
 	case $w in
 	writers-*|dbfile-*|rocksdb-*)
 		fs_up "${w#*-}"
 		if [ "${w%-*}" = rocksdb ]; then
-			rocksdb "$mode"
+			rocksdb "$s"
 		else
 			"$load" $s "${w%-*}" $mnt "$writes"
 		fi
@@ -176,6 +230,7 @@ run()	# run WORKLOAD none|streams
 		echo "waf-guest: no workload $w" >&2
 		return 1 ;;
 	esac
+	[ "$mode" != fdp ] || fdp_down
 	trace_stop
 	trace_matches_disk
 	cp /tmp/trace "$out/$w-$mode.trace"
@@ -187,6 +242,7 @@ run()	# run WORKLOAD none|streams
 }
 
 for w in "$@"; do
-	run "$w" none
-	run "$w" streams
+	for m in ${modes//,/ }; do
+		run "$w" "$m"
+	done
 done

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The plots of "make waf", with gnuplot: WAF against over-provisioning
-# per workload, without and with stream IDs (waf-op.png), and per
-# workload and stream the lifetimes of the data (waf-lifetimes.png).
+# per workload, without and with stream IDs, directly and over FDP
+# (waf-op.png), and per workload and stream the lifetimes of the data
+# (waf-lifetimes.png).
 #
 # Usage: waf-plot.sh DIR WORKLOAD...  (DIR holds table.txt and the
 # WORKLOAD.lifetimes files that waf.sh wrote)
@@ -14,9 +15,9 @@ n=$#
 cols=$(( n < 3 ? n : 3 ))
 rows=$(( (n + cols - 1) / cols ))
 
-# Per workload, "OP without with" rows.
+# Per workload, "OP without with over-FDP" rows.
 for w in "$@"; do
-	awk -v w="$w" '$1 == w { sub(/%/, "", $2); print $2, $3, $4 }' \
+	awk -v w="$w" '$1 == w { sub(/%/, "", $2); print $2, $3, $4, $6 }' \
 		"$dir/table.txt" > "$dir/$w.op"
 	# The lifetimes at the first over-provisioning, in device writes
 	# (pages over the capacity), as a share of each stream's pages.
@@ -33,11 +34,11 @@ done
 	echo "set terminal pngcairo size $((cols * 420)),$((rows * 320)) font ',9'"
 	echo "set output '$dir/waf-op.png'"
 	echo "set multiplot layout $rows,$cols title 'Write amplification without and with stream IDs (flashsim, greedy GC)'"
-	echo "set xlabel 'over-provisioning (%)'; set ylabel 'WAF'; set yrange [1:*]"
+	echo "set xlabel 'over-provisioning (%)'; set ylabel 'WAF'; set yrange [0.9:*]"
 	echo "set key top right; set grid"
 	for w in "$@"; do
 		echo "set title '$w'"
-		echo "plot '$dir/$w.op' using 1:2 with linespoints title 'without', '' using 1:3 with linespoints title 'with stream IDs'"
+		echo "plot '$dir/$w.op' using 1:2 with linespoints title 'without', '' using 1:3 with linespoints title 'with stream IDs', '' using 1:4 with linespoints dashtype 2 title 'with stream IDs over FDP'"
 	done
 	echo "unset multiplot"
 

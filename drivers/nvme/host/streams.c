@@ -195,7 +195,10 @@ static int nvme_fdp_get_log(struct nvme_ns *ns, u8 lid, u16 endgid,
 	return nvme_streams_cmd(ns, ns->ctrl->admin_q, &c, buf, len, NULL);
 }
 
-/* The FDP Configurations log is read whole up to this size. */
+/*
+ * The FDP Configurations log is read whole, in one transfer, up to this
+ * size; real logs are a few hundred bytes.
+ */
 #define NVME_FDP_CONFIGS_MAX	SZ_64K
 
 /*
@@ -223,8 +226,11 @@ static u64 nvme_fdp_runs(struct nvme_ns *ns, u16 endgid, u8 cidx,
 		goto out;
 	size = le32_to_cpu(log->sze);
 	*why = "configurations log is not valid";
-	if (cidx > le16_to_cpu(log->numfdpc) || size <= sizeof(*log) ||
-	    size > NVME_FDP_CONFIGS_MAX)
+	if (cidx > le16_to_cpu(log->numfdpc) || size <= sizeof(*log))
+		goto out;
+	*why = "configurations log is too large";
+	if (size > min_t(size_t, NVME_FDP_CONFIGS_MAX,
+			 (size_t)ns->ctrl->max_hw_sectors << SECTOR_SHIFT))
 		goto out;
 	kfree(log);
 	*why = "out of memory";

@@ -271,7 +271,7 @@ static u16 nvmet_fdp_parse_write(struct nvmet_req *req)
 		id = nvmet_fdp_handle(ns, pid) + 1;
 		break;
 	case NVME_DIR_STREAMS:
-		if (ns->streams) {
+		if (ns->streams_state) {
 			u16 status = nvmet_streams_parse_io_cmd(req);
 
 			if (!status)

@@ -63,6 +63,7 @@ struct nvmet_ns_streams {
 	u16			allocated;	/* all hosts' NSA */
 	u16			nr_open;	/* NSSO */
 	u16			pool_open;	/* of hosts without NSA */
+	u16			nr;		/* streams, fixed while enabled */
 	struct nvmet_stream_stats stats[];	/* by stream, 0 for none */
 };
 
@@ -72,7 +73,7 @@ bool nvmet_subsys_has_streams(struct nvmet_subsys *subsys)
 	unsigned long idx;
 
 	xa_for_each(&subsys->namespaces, idx, ns)
-		if (ns->streams)
+		if (ns->streams_state)
 			return true;
 	return false;
 }
@@ -102,6 +103,7 @@ int nvmet_streams_ns_enable(struct nvmet_ns *ns)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&sd->hosts);
 	spin_lock_init(&sd->lock);
+	sd->nr = ns->streams;
 	ns->streams_state = sd;
 	return 0;
 }
@@ -282,7 +284,7 @@ static void nvmet_streams_open(struct nvmet_ns *ns,
 		if (h->nr_open >= h->allocated)
 			victim = h;
 	} else {
-		pool = ns->streams - sd->allocated;
+		pool = sd->nr - sd->allocated;
 		if (!pool)
 			goto out;
 		if (sd->pool_open >= pool)
@@ -333,7 +335,7 @@ u16 nvmet_streams_parse_io_cmd(struct nvmet_req *req)
 				offsetof(struct nvme_rw_command, control));
 		/* DSPEC: CDW13 bits 31:16, byte 54 of the command. */
 		dspec = nvmet_rw_dspec(rw);
-		if (dspec > ns->streams)
+		if (dspec > sd->nr)
 			return nvmet_streams_invalid(req,
 				offsetof(struct nvme_rw_command, dsmgmt) + 2);
 		if (dspec && !test_bit(dspec, h->open))
@@ -361,10 +363,10 @@ ssize_t nvmet_stream_stats_read(struct nvmet_ns *ns, char *buf, size_t size)
 	mutex_lock(&ns->subsys->lock);
 	sd = ns->streams_state;
 	/* Placement handles count under their stream too: handle + 1. */
-	for (id = 0; id <= max(ns->streams, ns->fdp_handles); id++) {
+	for (id = 0; id <= NVMET_MAX_STREAMS; id++) {
 		u64 requests = 0, sectors = 0;
 
-		if (sd && id <= ns->streams) {
+		if (sd && id <= sd->nr) {
 			requests = atomic64_read(&sd->stats[id].requests);
 			sectors = atomic64_read(&sd->stats[id].sectors);
 		}
@@ -390,7 +392,7 @@ void nvmet_stream_stats_reset(struct nvmet_ns *ns)
 
 	mutex_lock(&ns->subsys->lock);
 	sd = ns->streams_state;
-	for (id = 0; sd && id <= ns->streams; id++) {
+	for (id = 0; sd && id <= sd->nr; id++) {
 		atomic64_set(&sd->stats[id].requests, 0);
 		atomic64_set(&sd->stats[id].sectors, 0);
 	}
@@ -435,14 +437,14 @@ static u16 nvmet_dir_identify_send(struct nvmet_req *req)
 
 	mutex_lock(&subsys->lock);
 	if (req->ns) {
-		status = req->ns->streams ?
+		status = req->ns->streams_state ?
 			nvmet_streams_enable(req, req->ns, enable) :
 			nvmet_streams_invalid(req, DIR_LOC(tdtype));
 	} else {
 		/* NSID FFFFFFFFh: every namespace that has streams. */
 		status = nvmet_streams_invalid(req, DIR_LOC(tdtype));
 		xa_for_each(&subsys->namespaces, idx, ns) {
-			if (!ns->streams)
+			if (!ns->streams_state)
 				continue;
 			status = nvmet_streams_enable(req, ns, enable);
 			if (status)
@@ -482,7 +484,7 @@ static u16 nvmet_dir_streams_send(struct nvmet_req *req)
 	switch (cmd->doper) {
 	case NVME_DIR_SND_ST_OP_REL_ID:
 		id = le16_to_cpu(cmd->dspec);
-		if (!id || id > ns->streams) {
+		if (!id || id > sd->nr) {
 			status = nvmet_streams_invalid(req, DIR_LOC(dspec));
 			break;
 		}
@@ -537,7 +539,7 @@ static void nvmet_execute_dir_send(struct nvmet_req *req)
 		status = nvmet_dir_identify_send(req);
 		break;
 	case NVME_DIR_STREAMS:
-		status = req->ns && req->ns->streams ?
+		status = req->ns && req->ns->streams_state ?
 			nvmet_dir_streams_send(req) :
 			nvmet_streams_invalid(req, DIR_LOC(dtype));
 		break;
@@ -587,7 +589,7 @@ static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 			fdp = true;
 			fdp_enabled &= READ_ONCE(ns->fdp_enabled);
 		}
-		if (!ns->streams)
+		if (!ns->streams_state)
 			continue;
 		h = nvmet_streams_find_host(ns->streams_state, hostid);
 		supported = true;
@@ -626,8 +628,8 @@ static u16 nvmet_streams_params(struct nvmet_req *req)
 
 	mutex_lock(&ns->subsys->lock);
 	h = nvmet_streams_find_host(sd, &req->sq->ctrl->hostid);
-	params.msl = cpu_to_le16(ns->streams);
-	params.nssa = cpu_to_le16(ns->streams - sd->allocated);
+	params.msl = cpu_to_le16(sd->nr);
+	params.nssa = cpu_to_le16(sd->nr - sd->allocated);
 	params.sws = cpu_to_le32(max(1U, NVMET_STREAM_WRITE_SIZE >>
 				     ns->blksize_shift));
 	params.sgs = cpu_to_le16(NVMET_STREAM_GRANULARITY);
@@ -679,13 +681,13 @@ static u16 nvmet_streams_allocate(struct nvmet_req *req,
 
 	if (!want)
 		return nvmet_streams_invalid(req, DIR_LOC(endir));
-	want = min_t(unsigned int, want, ns->streams - sd->allocated);
+	want = min_t(unsigned int, want, sd->nr - sd->allocated);
 	if (!want)
 		return NVME_SC_STREAM_ALLOC_FAILED | NVME_STATUS_DNR;
 	spin_lock_irqsave(&sd->lock, flags);
 	nvmet_streams_set_allocated(sd, h, h->allocated + want);
 	/* The pool is smaller now: release what it no longer has. */
-	while (sd->pool_open > ns->streams - sd->allocated) {
+	while (sd->pool_open > sd->nr - sd->allocated) {
 		o = nvmet_streams_pool_victim(sd);
 		id = find_first_bit(o->open, NVMET_MAX_STREAMS + 1);
 		nvmet_streams_close(sd, o, id);
@@ -736,7 +738,7 @@ static void nvmet_execute_dir_recv(struct nvmet_req *req)
 		status = nvmet_dir_identify_params(req);
 		break;
 	case NVME_DIR_STREAMS:
-		status = req->ns && req->ns->streams ?
+		status = req->ns && req->ns->streams_state ?
 			nvmet_dir_streams_recv(req) :
 			nvmet_streams_invalid(req, DIR_LOC(dtype));
 		break;

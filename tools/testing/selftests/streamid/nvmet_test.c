@@ -1886,6 +1886,57 @@ TEST_F(nvmet, namespace_goes_and_comes)
 }
 
 /*
+ * The stream count of a namespace cannot change while the namespace is
+ * being disabled: a write still in flight (the backing device completes
+ * each request after 2 s) is counted in the streams the namespace was
+ * enabled with.  Once disabled, the count can change.
+ */
+TEST_F(nvmet, streams_while_disabling)
+{
+	pid_t writer, disabler;
+	int fd, status;
+	char msl[16];
+
+	fd = open_ctrl(self->h.ctrl);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_attr(self->h.ns, "enable", "0"));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "power", "0"));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "irqmode", "2"));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "completion_nsec",
+				"2000000000"));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "power", "1"));
+	ASSERT_EQ(0, write_attr(self->h.ns, "enable", "1"));
+	ASSERT_EQ(0, wait_ns(fd));
+
+	writer = fork();
+	ASSERT_LE(0, writer);
+	if (!writer)
+		_exit(rw_dir(fd, 0x01, 1, 0, 0) ? 1 : 0);
+	usleep(500000);
+	disabler = fork();
+	ASSERT_LE(0, disabler);
+	if (!disabler)
+		_exit(write_attr(self->h.ns, "enable", "0") ? 1 : 0);
+	usleep(500000);
+	/* Both still wait for the write: the namespace is being disabled. */
+	ASSERT_EQ(0, waitpid(writer, &status, WNOHANG));
+	ASSERT_EQ(0, waitpid(disabler, &status, WNOHANG));
+	EXPECT_NE(0, write_attr(self->h.ns, "streams", "255"));
+	EXPECT_EQ(MSL, sysfs_num(self->h.ns, "streams"));
+
+	ASSERT_EQ(writer, waitpid(writer, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(disabler, waitpid(disabler, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_EQ(0, write_attr(self->h.ns, "streams", "255"));
+	snprintf(msl, sizeof(msl), "%d", MSL);
+	EXPECT_EQ(0, write_attr(self->h.ns, "streams", msl));
+	ASSERT_EQ(0, write_attr(self->h.ns, "enable", "1"));
+	ASSERT_EQ(0, wait_ns(fd));
+	close(fd);
+}
+
+/*
  * A namespace of 255 streams, the most there are: DSPEC 255 is a
  * stream, 256 is an Invalid Field whose error location, in the error
  * log, is byte 54 of the command (DSPEC: CDW13 bits 31:16).  A read with
