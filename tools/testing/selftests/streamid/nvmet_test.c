@@ -1282,17 +1282,19 @@ static int completion_in(char *buf, const char *name)
 }
 
 /*
- * completion_in() of a reset of @ctrl: the streams are set up by the scan
- * that follows the reset, so the trace is read until the command is in.
+ * completion_in() of a reset of @ctrl after which @dev has @want streams:
+ * the streams are set up by the scan that follows the reset, so the
+ * trace is read until the command is in.
  */
-static int completion_of(const char *ctrl, const char *dev, const char *name)
+static int completion_of(const char *ctrl, const char *dev, const char *name,
+			 long long want)
 {
 	char *buf = malloc(1 << 20);
 	int i, k = 0;
 
 	if (!buf || trace_clear() || write_attr(SETUP_CMD, "enable", "1") ||
 	    write_attr(COMPLETE_RQ, "enable", "1") ||
-	    reset_and_wait(ctrl, dev, HOST_STREAMS))
+	    reset_and_wait(ctrl, dev, want))
 		goto out;
 	for (i = 0; i < 100 && !k; i++, usleep(100000))
 		if (read_file(TRACING "/trace", buf, 1 << 20) > 0)
@@ -1352,7 +1354,8 @@ TEST_F(host, enable_fails)
 	if (!have_fault_injection(self->h.ctrl))
 		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
 	k = completion_of(self->h.ctrl, self->h.dev,
-			  "nvme_admin_directive_send");
+			  "nvme_admin_directive_send",
+			  HOST_STREAMS);
 	ASSERT_LT(0, k);
 	TH_LOG("Enable is completion %d of a reset", k);
 
@@ -1384,7 +1387,8 @@ TEST_F(host, identify_rejected)
 	if (!have_fault_injection(self->h.ctrl))
 		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
 	k = completion_of(self->h.ctrl, self->h.dev,
-			  "nvme_admin_directive_recv");
+			  "nvme_admin_directive_recv",
+			  HOST_STREAMS);
 	ASSERT_LT(0, k);
 	TH_LOG("the Identify directive is completion %d of a reset", k);
 
@@ -1488,7 +1492,8 @@ TEST_F(host, writes_never_fail)
 	if (!have_fault_injection(self->h.ctrl))
 		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
 	k = completion_of(self->h.ctrl, self->h.dev,
-			  "nvme_admin_directive_send");
+			  "nvme_admin_directive_send",
+			  HOST_STREAMS);
 	ASSERT_LT(0, k);
 
 	ASSERT_EQ(0, writers_start(&w, self->h.dev));
@@ -2660,6 +2665,49 @@ TEST_F(fdp_host, bounds_and_both)
 	EXPECT_EQ(1, dtype2[250]);
 	for (fd = 0; fd < MAX_IDS; fd++)
 		EXPECT_EQ(0, dtype1[fd]);
+}
+
+/*
+ * Get Features FDP fails in a reset (the host's fault injection turns its
+ * completion into Invalid Field) on a namespace that also offers the
+ * Streams directive: the host uses Streams, with no line about FDP (the
+ * namespace is not new), and the next reset brings FDP back.
+ */
+TEST_F(fdp_host, get_features_fails)
+{
+	int dtype1[MAX_IDS] = { 0 }, dtype2[MAX_IDS] = { 0 };
+	int fd, k;
+
+	if (!have_fault_injection(self->h.ctrl))
+		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "8", "6"));
+	ASSERT_EQ(0, wait_max_streams(self->h.dev, FDP_HANDLES));
+	k = completion_of(self->h.ctrl, self->h.dev, "nvme_admin_get_features",
+			  FDP_HANDLES);
+	ASSERT_LT(0, k);
+	TH_LOG("Get Features FDP is completion %d of a reset", k);
+
+	ASSERT_EQ(0, system("dmesg -C"));
+	ASSERT_EQ(0, fail_completion(self->h.ctrl, k));
+	/* Streams: 8, of which four for lifetime hints. */
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 4));
+	EXPECT_EQ(0, fail_none(self->h.ctrl));
+	EXPECT_EQ(0, dmesg_count("FDP not used"));
+
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 3);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 4096, 3));
+	close(fd);
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+	ASSERT_EQ(0, wire_directives(dtype1, dtype2));
+	EXPECT_EQ(1, dtype1[3]);
+	for (fd = 0; fd < MAX_IDS; fd++)
+		EXPECT_EQ(0, dtype2[fd]);
+
+	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, FDP_HANDLES));
+	EXPECT_EQ(0, check_at(self->h.dev, 0, 4096, 3));
 }
 
 /*
