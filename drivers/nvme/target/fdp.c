@@ -415,7 +415,7 @@ void nvmet_execute_get_log_page_fdp(struct nvmet_req *req)
 	u64 offset = nvmet_get_log_page_offset(req->cmd);
 	struct nvmet_ns *ns;
 	void *log = NULL;
-	size_t size, len;
+	size_t size;
 	u16 status;
 
 	if (offset & 3) {
@@ -458,10 +458,7 @@ void nvmet_execute_get_log_page_fdp(struct nvmet_req *req)
 		status = nvmet_fdp_invalid(req, LOG_LOC(lpo));
 		goto out;
 	}
-	len = min_t(size_t, size - offset, req->transfer_len);
-	status = nvmet_copy_to_sgl(req, 0, log + offset, len);
-	if (!status && len < req->transfer_len)
-		status = nvmet_zero_sgl(req, len, req->transfer_len - len);
+	status = nvmet_copy_reply(req, log + offset, size - offset);
 out:
 	kfree(log);
 	nvmet_req_complete(req, status);
@@ -557,10 +554,7 @@ static u16 nvmet_get_feat_fdp_events(struct nvmet_req *req)
 			NVME_FDP_EVTA_ENABLED : 0;
 	}
 	spin_unlock_irqrestore(&req->ns->fdp->lock, flags);
-	status = nvmet_copy_to_sgl(req, 0, d, n * sizeof(*d));
-	if (!status && n * sizeof(*d) < req->transfer_len)
-		status = nvmet_zero_sgl(req, n * sizeof(*d),
-					req->transfer_len - n * sizeof(*d));
+	status = nvmet_copy_reply(req, d, n * sizeof(*d));
 	if (!status)
 		nvmet_set_result(req, n);
 	return status;
@@ -616,7 +610,7 @@ static u16 nvmet_fdp_ruh_status(struct nvmet_req *req)
 	struct nvme_fdp_ruh_status_desc *d;
 	unsigned long flags;
 	unsigned int i;
-	size_t size, len;
+	size_t size;
 	u16 status;
 
 	size = struct_size(st, ruhsd, ns->fdp->nr_handles);
@@ -636,10 +630,7 @@ static u16 nvmet_fdp_ruh_status(struct nvmet_req *req)
 	}
 	spin_unlock_irqrestore(&fdp->lock, flags);
 	/* A smaller buffer gets what fits of it. */
-	len = min(size, req->transfer_len);
-	status = nvmet_copy_to_sgl(req, 0, st, len);
-	if (!status && len < req->transfer_len)
-		status = nvmet_zero_sgl(req, len, req->transfer_len - len);
+	status = nvmet_copy_reply(req, st, size);
 	kfree(st);
 	return status;
 }

@@ -550,18 +550,6 @@ out:
 	nvmet_req_complete(req, status);
 }
 
-/* Copy @len bytes of @buf to the host, then zeroes to what it asked for. */
-static u16 nvmet_dir_copy(struct nvmet_req *req, const void *buf, size_t len)
-{
-	u16 status;
-
-	len = min(len, req->transfer_len);
-	status = nvmet_copy_to_sgl(req, 0, buf, len);
-	if (!status && len < req->transfer_len)
-		status = nvmet_zero_sgl(req, len, req->transfer_len - len);
-	return status;
-}
-
 static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 {
 	struct nvmet_subsys *subsys = nvmet_req_subsys(req);
@@ -609,7 +597,7 @@ static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 	}
 	if (fdp && fdp_enabled)
 		id->enabled[0] |= 1 << NVME_DIR_FDP;
-	status = nvmet_dir_copy(req, id, sizeof(*id));
+	status = nvmet_copy_reply(req, id, sizeof(*id));
 	kfree(id);
 	return status;
 }
@@ -641,7 +629,7 @@ static u16 nvmet_streams_params(struct nvmet_req *req)
 	}
 	spin_unlock_irqrestore(&sd->lock, flags);
 	mutex_unlock(&ns->subsys->lock);
-	return nvmet_dir_copy(req, &params, sizeof(params));
+	return nvmet_copy_reply(req, &params, sizeof(params));
 }
 
 /* Get Status: the number of open streams, then their IDs, ascending. */
@@ -662,7 +650,7 @@ static u16 nvmet_streams_status(struct nvmet_req *req,
 		open[++n] = cpu_to_le16(id);
 	spin_unlock_irqrestore(&sd->lock, flags);
 	open[0] = cpu_to_le16(n);
-	status = nvmet_dir_copy(req, open, (n + 1) * sizeof(*open));
+	status = nvmet_copy_reply(req, open, (n + 1) * sizeof(*open));
 	kfree(open);
 	return status;
 }

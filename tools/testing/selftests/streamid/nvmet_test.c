@@ -2239,18 +2239,23 @@ FIXTURE_TEARDOWN(fs)
 }
 
 /*
- * Sum the blocks of the host's write commands in the trace by stream
- * (DTYPE 1 in ctrl, DSPEC in the top of dsmgmt; 0 for none; with @fdp,
- * DTYPE 2 and the placement identifier, of handle stream - 1) into
- * @blocks.  -1 if a write carries another directive type or the trace
- * lost events.
+ * The host's write commands to its disks in the trace (nvme_setup_cmd),
+ * by directive type (DTYPE in ctrl: 0 none, 1 Streams, 2 Data Placement)
+ * and DSPEC (the top of dsmgmt; 0 for none): their number and blocks.
  */
-static int wire_blocks(unsigned long long *blocks, bool fdp)
+struct wire {
+	int writes[3][MAX_IDS];
+	unsigned long long blocks[3][MAX_IDS];
+};
+
+/* -1 if a write carries another directive type or the trace lost events. */
+static int wire_writes(struct wire *w)
 {
 	char *buf = malloc(4 << 20), *line, *p;
-	unsigned int ctrl, dsmgmt, len;
+	unsigned int ctrl, dsmgmt, len, t, d;
 	int ret = 0;
 
+	memset(w, 0, sizeof(*w));
 	if (!buf || read_file(TRACING "/trace", buf, 4 << 20) <= 0) {
 		free(buf);
 		return -1;
@@ -2263,14 +2268,35 @@ static int wire_blocks(unsigned long long *blocks, bool fdp)
 		    sscanf(p, "cmd=(nvme_cmd_write slba=%*u, len=%u, ctrl=0x%x, dsmgmt=%u",
 			   &len, &ctrl, &dsmgmt) != 3)
 			continue;
-		if ((ctrl & 0xf0) == (fdp ? 0x20 : 0x10))
-			blocks[((dsmgmt >> 16) + fdp) & 0xff] += len + 1;
-		else if (!(ctrl & 0xf0))
-			blocks[0] += len + 1;
-		else
+		t = (ctrl & 0xf0) >> 4;
+		d = t ? dsmgmt >> 16 & 0xff : 0;
+		if (t > 2) {
 			ret = -1;
+			continue;
+		}
+		w->writes[t][d]++;
+		w->blocks[t][d] += len + 1;
 	}
 	free(buf);
+	return ret;
+}
+
+/*
+ * The blocks written per stream on the wire, in @blocks: by DSPEC with
+ * Streams, or with @fdp by placement identifier, of handle stream - 1;
+ * -1 if a write carries the other directive.
+ */
+static int wire_blocks(unsigned long long *blocks, bool fdp)
+{
+	struct wire w;
+	int ret = wire_writes(&w), s;
+
+	blocks[0] = w.blocks[0][0];
+	for (s = 1; s < MAX_IDS; s++)
+		blocks[s] = fdp ? w.blocks[2][s - 1] : w.blocks[1][s];
+	for (s = 0; s < MAX_IDS; s++)
+		if (w.writes[fdp ? 1 : 2][s])
+			ret = -1;
 	return ret;
 }
 
@@ -2530,6 +2556,87 @@ TEST_F(fdp_target, errors)
 }
 
 /*
+ * The bounds of the FDP commands: log page offsets (LPO) dword-aligned and
+ * inside the log; the number of event types (NOET) at least 1, and as
+ * many as there are returned; an update of at most as many placement
+ * identifiers (MOS + 1) as there are handles; a reclaim unit written full
+ * left for a new one; the events log keeping the 63 newest events.
+ */
+TEST_F(fdp_target, bounds)
+{
+	__u16 pids[TGT_HANDLES + 1] = { 0, 1, 2, 3, 0 };
+	unsigned char *full, *buf;
+	unsigned int size, i;
+	char dir[512];
+	__u32 result;
+	long long bs;
+
+	snprintf(dir, sizeof(dir), "/sys/block/%s/queue", self->h.dev + 5);
+	bs = sysfs_num(dir, "logical_block_size");
+	ASSERT_LT(0, bs);
+	ASSERT_EQ(0, posix_memalign((void **)&full, 4096, 4096));
+	ASSERT_EQ(0, posix_memalign((void **)&buf, 4096, 4096));
+
+	/* LPO, in CDW12, of the FDP Configurations log. */
+	ASSERT_EQ(0, fdp_log(self->h.fd, 0x20, 1, 0, full, 4096));
+	size = full[4] | full[5] << 8 | full[6] << 16 | full[7] << 24;
+	ASSERT_LT(16, size);
+	ASSERT_GE(4096, size);
+	memset(buf, 0xff, 64);
+	EXPECT_EQ(0, admin(self->h.fd, 0x02, 0xffffffff, buf, 64,
+			   0x20 | 15 << 16, 1 << 16, 16, NULL));
+	EXPECT_EQ(0, memcmp(buf, full + 16, size - 16 < 64 ? size - 16 : 64));
+	EXPECT_EQ(0, admin(self->h.fd, 0x02, 0xffffffff, buf, 4,
+			   0x20, 1 << 16, size - 4, NULL));
+	EXPECT_EQ(SC_INVALID_FIELD,
+		  admin(self->h.fd, 0x02, 0xffffffff, buf, 4, 0x20, 1 << 16,
+			size, NULL));
+	EXPECT_EQ(SC_INVALID_FIELD,
+		  admin(self->h.fd, 0x02, 0xffffffff, buf, 4, 0x20, 1 << 16,
+			2, NULL));
+
+	/* NOET of Get Features FDP Events: 0 is not valid; 255 gives both. */
+	EXPECT_EQ(SC_INVALID_FIELD,
+		  admin(self->h.fd, 0x0a, 1, NULL, 0, 0x1e, 0, 0, NULL));
+	EXPECT_EQ(0, admin(self->h.fd, 0x0a, 1, buf, 510, 0x1e, 255 << 16, 0,
+			   &result));
+	EXPECT_EQ(2, result);
+	EXPECT_EQ(0x00, buf[0]);	/* RU Not Fully Written */
+	EXPECT_EQ(0x03, buf[2]);	/* Invalid Placement Identifier */
+
+	/* MOS: at most as many identifiers as handles. */
+	EXPECT_EQ(SC_INVALID_FIELD,
+		  io_mgmt(self->h.fd, 0x1d, 1 | TGT_HANDLES << 16, pids,
+			  sizeof(pids)));
+	EXPECT_EQ(0, io_mgmt(self->h.fd, 0x1d, 1 | (TGT_HANDLES - 1) << 16,
+			     pids, TGT_HANDLES * sizeof(pids[0])));
+
+	/* A reclaim unit of 1 MiB written full: RUAMW of handle 1 is whole. */
+	for (i = 0; i < FDP_RU_SIZE / 4096 - 1; i++)
+		ASSERT_EQ(0, write_dir(self->h.fd, i, DIR_FDP, 1, 1));
+	ASSERT_EQ(0, io_mgmt(self->h.fd, 0x12, 1, buf, 4096));
+	EXPECT_EQ(4096 / bs, ((__u64 *)buf)[3 + 4]);
+	ASSERT_EQ(0, write_dir(self->h.fd, i, DIR_FDP, 1, 1));
+	ASSERT_EQ(0, io_mgmt(self->h.fd, 0x12, 1, buf, 4096));
+	EXPECT_EQ(FDP_RU_SIZE / bs, ((__u64 *)buf)[3 + 4]);
+
+	/* 70 writes with invalid PIDs 100 to 169: events 107 to 169 kept. */
+	buf[0] = 0x03;
+	buf[1] = 0;
+	ASSERT_EQ(0, admin(self->h.fd, 0x09, 1, buf, 2, 0x1e, 1 << 16, 1,
+			   NULL));
+	for (i = 0; i < 70; i++)
+		ASSERT_EQ(0, write_dir(self->h.fd, i, DIR_FDP, 100 + i, 0));
+	ASSERT_EQ(0, fdp_log(self->h.fd, 0x23, 1, 1, buf, 4096));
+	EXPECT_EQ(63, buf[0] | buf[1] << 8 | buf[2] << 16 | buf[3] << 24);
+	for (i = 0; i < 63; i++)
+		EXPECT_EQ(107 + i, buf[66 + 64 * i] | buf[67 + 64 * i] << 8)
+			TH_LOG("event %u", i);
+	free(full);
+	free(buf);
+}
+
+/*
  * The host (fixture fdp_host: FDP_HANDLES placement handles, the host
  * using them): max_streams is their number; stream s goes out with DTYPE
  * 2 and the placement identifier of handle s - 1, on the wire and at the
@@ -2567,26 +2674,11 @@ FIXTURE_TEARDOWN(fdp_host)
  */
 static int wire_directives(int *dtype1, int *dtype2)
 {
-	char *buf = malloc(1 << 20), *p;
-	unsigned int ctrl, dsmgmt;
-	int ret = 0;
+	struct wire w;
+	int ret = wire_writes(&w);
 
-	if (!buf || read_file(TRACING "/trace", buf, 1 << 20) <= 0) {
-		free(buf);
-		return -1;
-	}
-	if (strstr(buf, "LOST"))
-		ret = -1;
-	for (p = buf; (p = strstr(p, "cmd=(nvme_cmd_write ")); p++) {
-		if (sscanf(p, "cmd=(nvme_cmd_write slba=%*u, len=%*u, ctrl=0x%x, dsmgmt=%u",
-			   &ctrl, &dsmgmt) != 2)
-			continue;
-		if ((ctrl & 0xf0) == 0x20)
-			dtype2[dsmgmt >> 16 & 0xff]++;
-		else if ((ctrl & 0xf0) == 0x10)
-			dtype1[dsmgmt >> 16 & 0xff]++;
-	}
-	free(buf);
+	memcpy(dtype1, w.writes[1], sizeof(w.writes[1]));
+	memcpy(dtype2, w.writes[2], sizeof(w.writes[2]));
 	return ret;
 }
 
