@@ -294,7 +294,10 @@ static u16 nvme_fdp_handles(struct nvme_ns *ns, struct nvme_streams_info *si,
 	c.common.cdw11 = cpu_to_le32(nvme_bytes_to_numd(size));
 	*err = nvme_streams_cmd(ns, ns->queue, &c, st, size, NULL);
 	if (*err) {
-		*why = "handle status failed";
+		/* An I/O command: an inaccessible path (ANA) cannot say. */
+		si->path_error = *err > 0 && nvme_is_path_error(*err);
+		*why = si->path_error ? "path not accessible" :
+			"handle status failed";
 		goto out;
 	}
 	n = min_t(unsigned int, le16_to_cpu(st->nruhsd), NVME_FDP_MAX_HANDLES);
@@ -466,6 +469,10 @@ void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
 		set_bit(NVME_NS_FDP, &ns->flags);
 	else
 		clear_bit(NVME_NS_FDP, &ns->flags);
+	if (si->path_error)
+		set_bit(NVME_NS_STREAMS_UNKNOWN, &ns->flags);
+	else
+		clear_bit(NVME_NS_STREAMS_UNKNOWN, &ns->flags);
 	WRITE_ONCE(ns->nr_streams, si->max_streams);
 	lim->max_streams = nvme_streams_for_ids(si->max_streams);
 	if (!nvme_ns_head_multipath(ns->head))
@@ -479,21 +486,40 @@ void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
  * the fewest of its paths', which every path folds stream IDs onto, so
  * that an ID goes to the same stream whichever path carries it.  Worked
  * out afresh at each update, as a path's count grows again after a reset
- * that brings its streams back.  Returns the head's max_streams.
+ * that brings its streams back.  A path that was inaccessible when asked
+ * carries no writes and does not count until it is asked again, once
+ * accessible (nvme_streams_path_live()).  Returns the head's max_streams.
  */
 u16 nvme_streams_head_max(struct nvme_ns_head *head)
 {
 	u8 max = BLK_MAX_STREAMS;
+	bool known = false;
 	struct nvme_ns *ns;
 	int srcu_idx;
 
 	srcu_idx = srcu_read_lock(&head->srcu);
 	list_for_each_entry_srcu(ns, &head->list, siblings,
-				 srcu_read_lock_held(&head->srcu))
+				 srcu_read_lock_held(&head->srcu)) {
+		if (test_bit(NVME_NS_STREAMS_UNKNOWN, &ns->flags))
+			continue;
 		max = min(max, READ_ONCE(ns->nr_streams));
+		known = true;
+	}
 	srcu_read_unlock(&head->srcu, srcu_idx);
+	if (!known)
+		max = 0;
 	WRITE_ONCE(head->nr_streams, max);
 	return nvme_streams_for_ids(max);
+}
+
+/*
+ * The path @ns became accessible (ANA): if it could not say what streams
+ * it has when it was scanned, scan it again.
+ */
+void nvme_streams_path_live(struct nvme_ns *ns)
+{
+	if (test_bit(NVME_NS_STREAMS_UNKNOWN, &ns->flags))
+		nvme_queue_scan(ns->ctrl);
 }
 
 /*

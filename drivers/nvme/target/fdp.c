@@ -71,6 +71,7 @@ struct nvmet_ns_fdp {
 	u64			ru_size;	/* fdp_ru_size, at enable */
 	spinlock_t		lock;		/* handles, events */
 	atomic64_t		host_bytes;	/* HBMW */
+	atomic64_t		host_writes;	/* write commands */
 	unsigned int		first_event, nr_events;
 	struct nvme_fdp_event	events[NVME_FDP_EVENTS_MAX];
 	struct nvmet_fdp_stats	*stats;		/* by stream, 0 for none */
@@ -98,6 +99,9 @@ static void nvmet_fdp_check_sizes(void)
 	BUILD_BUG_ON(sizeof(struct nvme_fdp_event) != 64);
 	BUILD_BUG_ON(sizeof(struct nvme_fdp_events_log) != 4096);
 	BUILD_BUG_ON(sizeof(struct nvme_fdp_ruh_status) != 16);
+	BUILD_BUG_ON(sizeof(struct nvme_id_endgrp_list) !=
+		     NVME_IDENTIFY_DATA_SIZE);
+	BUILD_BUG_ON(sizeof(struct nvme_endgrp_log) != 512);
 	BUILD_BUG_ON(sizeof(struct nvme_fdp_ruh_status_desc) != 32);
 }
 
@@ -274,8 +278,10 @@ static u16 nvmet_fdp_parse_write(struct nvmet_req *req)
 		if (ns->streams_state) {
 			u16 status = nvmet_streams_parse_io_cmd(req);
 
-			if (!status)
+			if (!status) {
 				atomic64_add(len, &fdp->host_bytes);
+				atomic64_inc(&fdp->host_writes);
+			}
 			return status;
 		}
 		fallthrough;
@@ -284,6 +290,7 @@ static u16 nvmet_fdp_parse_write(struct nvmet_req *req)
 				offsetof(struct nvme_rw_command, control));
 	}
 	atomic64_add(len, &fdp->host_bytes);
+	atomic64_inc(&fdp->host_writes);
 	atomic64_inc(&fdp->stats[id].requests);
 	atomic64_add(len >> SECTOR_SHIFT, &fdp->stats[id].sectors);
 	return NVME_SC_SUCCESS;
@@ -382,6 +389,27 @@ static void *nvmet_fdp_stats(struct nvmet_ns *ns, size_t *size)
 	return log;
 }
 
+/*
+ * Endurance Group Information: what the host wrote, in thousands of
+ * 512-byte units rounded up, which the media wrote too, and the host's
+ * write commands.  The rest, of media the target does not model, is 0.
+ */
+static void *nvmet_fdp_endgrp_log(struct nvmet_ns *ns, size_t *size)
+{
+	u64 units = DIV_ROUND_UP_ULL(atomic64_read(&ns->fdp->host_bytes) >>
+				     SECTOR_SHIFT, 1000);
+	struct nvme_endgrp_log *log;
+
+	*size = sizeof(*log);
+	log = kzalloc(*size, GFP_KERNEL);
+	if (!log)
+		return NULL;
+	put_unaligned_le64(units, log->duw);
+	put_unaligned_le64(units, log->muw);
+	put_unaligned_le64(atomic64_read(&ns->fdp->host_writes), log->hwc);
+	return log;
+}
+
 static void *nvmet_fdp_events(struct nvmet_ns *ns, bool host, size_t *size)
 {
 	struct nvmet_ns_fdp *fdp = ns->fdp;
@@ -407,7 +435,10 @@ static void *nvmet_fdp_events(struct nvmet_ns *ns, bool host, size_t *size)
 
 #define LOG_LOC(field)	offsetof(struct nvme_get_log_page_command, field)
 
-/* The four FDP log pages, of the endurance group that LSI names. */
+/*
+ * The four FDP log pages and Endurance Group Information, of the
+ * endurance group that LSI names.
+ */
 void nvmet_execute_get_log_page_fdp(struct nvmet_req *req)
 {
 	struct nvme_get_log_page_command *cmd = &req->cmd->get_log_page;
@@ -430,7 +461,9 @@ void nvmet_execute_get_log_page_fdp(struct nvmet_req *req)
 		goto out;
 	}
 	/* The configurations are there to be read before FDP is enabled. */
-	if (cmd->lid != NVME_LOG_FDP_CONFIGS && !READ_ONCE(ns->fdp_enabled)) {
+	if (cmd->lid != NVME_LOG_FDP_CONFIGS &&
+	    cmd->lid != NVME_LOG_ENDURANCE_GROUP &&
+	    !READ_ONCE(ns->fdp_enabled)) {
 		mutex_unlock(&subsys->lock);
 		status = NVME_SC_FDP_DISABLED | NVME_STATUS_DNR;
 		goto out;
@@ -444,6 +477,9 @@ void nvmet_execute_get_log_page_fdp(struct nvmet_req *req)
 		break;
 	case NVME_LOG_FDP_STATS:
 		log = nvmet_fdp_stats(ns, &size);
+		break;
+	case NVME_LOG_ENDURANCE_GROUP:
+		log = nvmet_fdp_endgrp_log(ns, &size);
 		break;
 	default:
 		log = nvmet_fdp_events(ns, cmd->lsp & NVME_FDP_EVENTS_LSP_HOST,
@@ -461,6 +497,41 @@ void nvmet_execute_get_log_page_fdp(struct nvmet_req *req)
 	status = nvmet_copy_reply(req, log + offset, size - offset);
 out:
 	kfree(log);
+	nvmet_req_complete(req, status);
+}
+
+/*
+ * Identify Endurance Group List: the endurance groups, those of the
+ * enabled namespaces with placement handles, from the ID in CDW11 bits
+ * 15:0 up.
+ */
+void nvmet_execute_identify_endgrp_list(struct nvmet_req *req)
+{
+	u16 first = le32_to_cpu(req->cmd->common.cdw11) & 0xffff;
+	struct nvmet_subsys *subsys = nvmet_req_subsys(req);
+	struct nvme_id_endgrp_list *list;
+	unsigned int n = 0;
+	struct nvmet_ns *ns;
+	unsigned long idx;
+	u16 status;
+
+	list = kzalloc(sizeof(*list), GFP_KERNEL);
+	if (!list) {
+		status = NVME_SC_INTERNAL;
+		goto out;
+	}
+	mutex_lock(&subsys->lock);
+	xa_for_each_start(&subsys->namespaces, idx, ns, first) {
+		if (n == NVME_ID_ENDGRP_LIST_MAX)
+			break;
+		if (ns->fdp)
+			list->endgid[n++] = cpu_to_le16(ns->nsid);
+	}
+	mutex_unlock(&subsys->lock);
+	list->num = cpu_to_le16(n);
+	status = nvmet_copy_to_sgl(req, 0, list, sizeof(*list));
+	kfree(list);
+out:
 	nvmet_req_complete(req, status);
 }
 

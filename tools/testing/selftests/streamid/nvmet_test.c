@@ -53,6 +53,9 @@
 #define PORT		"7"
 #define PORT_DIR	NVMET "/ports/" PORT
 #define TCP_PORT	"4427"
+#define PORT2		"8"
+#define PORT2_DIR	NVMET "/ports/" PORT2
+#define TCP_PORT2	"4428"
 #define BACKING		"nvmetback"
 #define MSL		4
 
@@ -233,6 +236,8 @@ static void nvmet_cleanup(void)
 		;
 	unlink(PORT_DIR "/subsystems/" NQN);
 	rmdir(PORT_DIR);
+	unlink(PORT2_DIR "/subsystems/" NQN);
+	rmdir(PORT2_DIR);
 	write_attr(NS_DIR, "enable", "0");
 	rmdir(NS_DIR);
 	write_attr(NS2_DIR, "enable", "0");
@@ -2411,6 +2416,13 @@ TEST_F(fdp_target, nvme_cli)
 
 	EXPECT_EQ(0, cli_count("id-ctrl", dev, "-H",
 			       "0x1.Flexible Data Placement Supported", 1));
+	EXPECT_EQ(0, cli_count("id-ctrl", dev, "-H",
+			       "0x1.Endurance Groups Supported", 1));
+	EXPECT_EQ(0, cli_count("list-endgrp", dev, "",
+			       "^num of endurance group ids: 1$", 1));
+	EXPECT_EQ(0, cli_count("list-endgrp", dev, "", "^\\[ *0\\]:0x1$", 1));
+	EXPECT_EQ(0, cli_count("list-endgrp", dev, "-i 2",
+			       "^num of endurance group ids: 0$", 1));
 	EXPECT_EQ(0, cli_count("id-ns", dev, "", "^endgid *: 1$", 1));
 	EXPECT_EQ(0, cli_count("get-feature", dev, "-f 0x1d -c 1 -H",
 			       "(FDPE) *: Yes", 1));
@@ -2443,6 +2455,13 @@ TEST_F(fdp_target, nvme_cli)
 	EXPECT_EQ(8, backing.sectors[1]);
 	EXPECT_EQ(0, check_at(dev, 0, 8192, 1));
 	EXPECT_EQ(0, check_at(dev, 12288, 4096, 9));
+	/* 32 sectors: one thousand 512-byte units, rounded up. */
+	EXPECT_EQ(0, cli_count("endurance-log", dev, "-g 1",
+			       "^host_write_cmds\t*: 4$", 1));
+	EXPECT_EQ(0, cli_count("endurance-log", dev, "-g 1",
+			       "^data_units_written\t*: 1$", 1));
+	EXPECT_EQ(0, cli_count("endurance-log", dev, "-g 2",
+			       "Invalid Field in Command", 1));
 
 	EXPECT_EQ(0, cli_count("fdp stats", dev, "-e 1",
 			       "Written (.*): 16384$", 2));
@@ -2757,6 +2776,80 @@ TEST_F(fdp_host, bounds_and_both)
 	EXPECT_EQ(1, dtype2[250]);
 	for (fd = 0; fd < MAX_IDS; fd++)
 		EXPECT_EQ(0, dtype1[fd]);
+}
+
+/*
+ * A second port of @transport, its ANA group in @ana_state, and a second
+ * controller of this host connected through it; its name in @ctrl.
+ */
+static int connect_second_path(const char *transport, const char *ana_state,
+			       char *ctrl, size_t len)
+{
+	char opts[256];
+	int fd, n, instance;
+
+	if (mkdir(PORT2_DIR, 0755) ||
+	    write_attr(PORT2_DIR, "addr_trtype", transport) ||
+	    write_attr(PORT2_DIR "/ana_groups/1", "ana_state", ana_state))
+		return -1;
+	if (!strcmp(transport, "tcp") &&
+	    (write_attr(PORT2_DIR, "addr_adrfam", "ipv4") ||
+	     write_attr(PORT2_DIR, "addr_traddr", "127.0.0.1") ||
+	     write_attr(PORT2_DIR, "addr_trsvcid", TCP_PORT2)))
+		return -1;
+	/* A loop port is told apart by its address. */
+	if (strcmp(transport, "tcp") && write_attr(PORT2_DIR, "addr_traddr", "2"))
+		return -1;
+	if (symlink(NQN_DIR, PORT2_DIR "/subsystems/" NQN))
+		return -1;
+	fd = open("/dev/nvme-fabrics", O_RDWR);
+	if (fd < 0)
+		return -1;
+	n = snprintf(opts, sizeof(opts), "transport=%s,traddr=%s%s,nqn=%s",
+		     transport, strcmp(transport, "tcp") ? "2" : "127.0.0.1",
+		     strcmp(transport, "tcp") ? "" : ",trsvcid=" TCP_PORT2, NQN);
+	if (write(fd, opts, n) != n) {
+		close(fd);
+		return -1;
+	}
+	n = read(fd, opts, sizeof(opts) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	opts[n] = 0;
+	if (sscanf(opts, "instance=%d", &instance) != 1)
+		return -1;
+	snprintf(ctrl, len, "nvme%d", instance);
+	return 0;
+}
+
+/*
+ * Multipath: a second path, whose port's ANA group is inaccessible when
+ * it connects, cannot report its placement handles (I/O Management
+ * Receive is an I/O command); it does not take the multipath disk's
+ * streams down to none.  Once the group is optimized, the path is
+ * scanned again and has them too.
+ */
+TEST_F(fdp_host, inaccessible_path)
+{
+	char ctrl2[64];
+	int i;
+
+	ASSERT_EQ(0, connect_second_path(variant->transport, "inaccessible",
+					 ctrl2, sizeof(ctrl2)));
+	for (i = 0; i < 100 && path_max_streams(&self->h, ctrl2, 1) < 0; i++)
+		usleep(100000);
+	EXPECT_EQ(0, path_max_streams(&self->h, ctrl2, 1));
+	EXPECT_EQ(FDP_HANDLES, path_max_streams(&self->h, self->h.ctrl, 1));
+	EXPECT_EQ(FDP_HANDLES, max_streams(self->h.dev));
+
+	ASSERT_EQ(0, write_attr(PORT2_DIR "/ana_groups/1", "ana_state",
+				"optimized"));
+	for (i = 0; i < 100 &&
+	     path_max_streams(&self->h, ctrl2, 1) != FDP_HANDLES; i++)
+		usleep(100000);
+	EXPECT_EQ(FDP_HANDLES, path_max_streams(&self->h, ctrl2, 1));
+	EXPECT_EQ(FDP_HANDLES, max_streams(self->h.dev));
 }
 
 /*
