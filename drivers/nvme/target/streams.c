@@ -354,7 +354,7 @@ u16 nvmet_streams_parse_io_cmd(struct nvmet_req *req)
  */
 ssize_t nvmet_stream_stats_read(struct nvmet_ns *ns, char *buf, size_t size)
 {
-	char line[48];	/* "256 <u64> <u64>\n" */
+	char line[48];	/* "255 <u64> <u64>\n" */
 	struct nvmet_ns_streams *sd;
 	size_t len = 0;
 	unsigned int id;

@@ -1896,54 +1896,71 @@ TEST_F(nvmet, namespace_goes_and_comes)
 }
 
 /*
- * The stream count of a namespace cannot change while the namespace is
- * being disabled: a write still in flight (the backing device completes
- * each request after 2 s) is counted in the streams the namespace was
- * enabled with.  Once disabled, the count can change.
+ * While the target namespace of @h is being disabled, held up by a write
+ * in flight (the backing device completes each request after 2 s),
+ * attribute @attr cannot change: the commands still in flight use the
+ * state the namespace was enabled with.  Once disabled, it can.  The
+ * namespace is enabled again, with @attr as it was.
  */
-TEST_F(nvmet, streams_while_disabling)
+static void change_while_disabling(struct __test_metadata *_metadata,
+				   const struct host *h, const char *attr,
+				   const char *val)
 {
+	char old[64], path[300], inflight[64];
 	pid_t writer, disabler;
-	int fd, status;
-	char msl[16];
+	int fd, status, i, r, w = 0;
 
-	fd = open_ctrl(self->h.ctrl);
+	ASSERT_EQ(0, sysfs_str(h->ns, attr, old, sizeof(old)));
+	fd = open_ctrl(h->ctrl);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, write_attr(self->h.ns, "enable", "0"));
-	ASSERT_EQ(0, write_attr(self->h.nullb, "power", "0"));
-	ASSERT_EQ(0, write_attr(self->h.nullb, "irqmode", "2"));
-	ASSERT_EQ(0, write_attr(self->h.nullb, "completion_nsec",
-				"2000000000"));
-	ASSERT_EQ(0, write_attr(self->h.nullb, "power", "1"));
-	ASSERT_EQ(0, write_attr(self->h.ns, "enable", "1"));
+	ASSERT_EQ(0, write_attr(h->ns, "enable", "0"));
+	ASSERT_EQ(0, write_attr(h->nullb, "power", "0"));
+	ASSERT_EQ(0, write_attr(h->nullb, "irqmode", "2"));
+	ASSERT_EQ(0, write_attr(h->nullb, "completion_nsec", "2000000000"));
+	ASSERT_EQ(0, write_attr(h->nullb, "power", "1"));
+	ASSERT_EQ(0, write_attr(h->ns, "enable", "1"));
 	ASSERT_EQ(0, wait_ns(fd));
 
 	writer = fork();
 	ASSERT_LE(0, writer);
 	if (!writer)
 		_exit(rw_dir(fd, 0x01, 1, 0, 0) ? 1 : 0);
-	usleep(500000);
+	/* The write is at the backing device. */
+	snprintf(path, sizeof(path), "/sys/block/%s/inflight", BACKING);
+	for (i = 0; i < 100 && w < 1; i++, usleep(10000))
+		if (read_file(path, inflight, sizeof(inflight)) <= 0 ||
+		    sscanf(inflight, "%d %d", &r, &w) != 2)
+			w = 0;
+	ASSERT_EQ(1, w);
 	disabler = fork();
 	ASSERT_LE(0, disabler);
 	if (!disabler)
-		_exit(write_attr(self->h.ns, "enable", "0") ? 1 : 0);
-	usleep(500000);
+		_exit(write_attr(h->ns, "enable", "0") ? 1 : 0);
+	for (i = 0; i < 100; i++, usleep(10000))
+		if (!sysfs_num(h->ns, "enable"))
+			break;
 	/* Both still wait for the write: the namespace is being disabled. */
+	ASSERT_EQ(0, sysfs_num(h->ns, "enable"));
 	ASSERT_EQ(0, waitpid(writer, &status, WNOHANG));
 	ASSERT_EQ(0, waitpid(disabler, &status, WNOHANG));
-	EXPECT_NE(0, write_attr(self->h.ns, "streams", "255"));
-	EXPECT_EQ(MSL, sysfs_num(self->h.ns, "streams"));
+	EXPECT_NE(0, write_attr(h->ns, attr, val));
+	EXPECT_EQ(atoll(old), sysfs_num(h->ns, attr));
 
 	ASSERT_EQ(writer, waitpid(writer, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	ASSERT_EQ(disabler, waitpid(disabler, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	EXPECT_EQ(0, write_attr(self->h.ns, "streams", "255"));
-	snprintf(msl, sizeof(msl), "%d", MSL);
-	EXPECT_EQ(0, write_attr(self->h.ns, "streams", msl));
-	ASSERT_EQ(0, write_attr(self->h.ns, "enable", "1"));
+	EXPECT_EQ(0, write_attr(h->ns, attr, val));
+	EXPECT_EQ(0, write_attr(h->ns, attr, old));
+	ASSERT_EQ(0, write_attr(h->ns, "enable", "1"));
 	ASSERT_EQ(0, wait_ns(fd));
 	close(fd);
+}
+
+/* The stream count, while the namespace is being disabled. */
+TEST_F(nvmet, streams_while_disabling)
+{
+	change_while_disabling(_metadata, &self->h, "streams", "255");
 }
 
 /*
@@ -2655,6 +2672,13 @@ TEST_F(fdp_target, bounds)
 	free(buf);
 }
 
+/* The handle count and reclaim unit size, while it is being disabled. */
+TEST_F(fdp_target, attributes_while_disabling)
+{
+	change_while_disabling(_metadata, &self->h, "fdp_handles", "255");
+	change_while_disabling(_metadata, &self->h, "fdp_ru_size", "4096");
+}
+
 /*
  * The host (fixture fdp_host: FDP_HANDLES placement handles, the host
  * using them): max_streams is their number; stream s goes out with DTYPE
@@ -2897,13 +2921,15 @@ TEST_F(fdp_host, get_features_fails)
 
 /*
  * No write fails or is lost because of its placement while tagged
- * writers run through a controller reset and FDP turned off and on
- * again under the host; placement comes back each time.
+ * writers run through a controller reset, FDP turned off and on again
+ * under the host, and FDP turned off without telling it; placement comes
+ * back each time.
  */
 TEST_F(fdp_host, writes_never_fail)
 {
 	struct writers w = { };
 	struct stats st;
+	__u32 aec;
 
 	ASSERT_EQ(0, writers_start(&w, self->h.dev));
 	EXPECT_EQ(0, writers_progress(&w, 64));
@@ -2926,6 +2952,31 @@ TEST_F(fdp_host, writes_never_fail)
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
 	EXPECT_LT(0, st.sectors[2]);
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, 2, 3, -1 }));
+
+	/*
+	 * FDP off with no notice to the host (Namespace Attribute Notices
+	 * off) and max_retries 0: a write is refused, once, and goes again
+	 * without placement; the scan that follows sees FDP off.  FDP on
+	 * again and a scan: placement is back, with no reset.
+	 */
+	ASSERT_EQ(0, admin(self->h.fd, 0x0a, 0, NULL, 0, 0x0b, 0, 0, &aec));
+	ASSERT_EQ(0, admin(self->h.fd, 0x09, 0, NULL, 0, 0x0b,
+			   aec & ~(1U << 8), 0, NULL));
+	ASSERT_EQ(0, write_attr(NVME_CORE, "max_retries", "0"));
+	ASSERT_EQ(0, system("dmesg -C"));
+	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "0"));
+	EXPECT_EQ(0, wait_max_streams(self->h.dev, 0));
+	EXPECT_EQ(0, writers_progress(&w, 256));
+	EXPECT_EQ(1, dmesg_count("FDP not used: a write was refused"));
+	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "1"));
+	ASSERT_EQ(0, rescan_and_settle(&self->h));
+	EXPECT_EQ(0, wait_max_streams(self->h.dev, FDP_HANDLES));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_LT(0, st.sectors[2]) TH_LOG("placement back");
+	EXPECT_EQ(0, write_attr(NVME_CORE, "max_retries", "5"));
+	EXPECT_EQ(0, admin(self->h.fd, 0x09, 0, NULL, 0, 0x0b, aec, 0, NULL));
 
 	EXPECT_EQ(0, writers_stop(&w));
 	EXPECT_EQ(0, writers_check(self->h.dev));
