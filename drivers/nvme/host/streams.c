@@ -341,6 +341,7 @@ static u16 nvme_fdp_setup(struct nvme_ns *ns, u16 endgid,
 	if (*err) {
 		/* Said for a new namespace; Streams may still be there. */
 		*used = false;
+		clear_bit(NVME_NS_FDP_REFUSED, &ns->flags);
 		if (!test_bit(NVME_NS_READY, &ns->flags))
 			dev_info(ns->ctrl->device,
 				 "nsid %u: FDP not used: FDP feature failed (%d)\n",

@@ -2292,7 +2292,7 @@ static int wire_writes(struct wire *w)
 			continue;
 		t = (ctrl & 0xf0) >> 4;
 		d = t ? dsmgmt >> 16 & 0xff : 0;
-		if (t > 2) {
+		if (t > 2 || d >= MAX_IDS) {
 			ret = -1;
 			continue;
 		}
@@ -2373,9 +2373,17 @@ FIXTURE(fdp_target) {
 	char cmd[1024];
 };
 
+FIXTURE_VARIANT(fdp_target) {
+	const char *transport;
+};
+
+FIXTURE_VARIANT_ADD(fdp_target, loop) { .transport = "loop" };
+FIXTURE_VARIANT_ADD(fdp_target, tcp) { .transport = "tcp" };
+
 FIXTURE_SETUP(fdp_target)
 {
-	nvmet_up_ns(_metadata, &self->h, "loop", 0, TGT_HANDLES, false, 64);
+	nvmet_up_ns(_metadata, &self->h, variant->transport, 0, TGT_HANDLES,
+		    false, 64);
 }
 
 FIXTURE_TEARDOWN(fdp_target)
@@ -2574,6 +2582,9 @@ TEST_F(fdp_target, errors)
 	EXPECT_EQ(SC_INVALID_FIELD, write_dir(self->h.fd, 0, DIR_FDP, 1, 1));
 	EXPECT_EQ(0, write_dir(self->h.fd, 0, 0, 0, 0));
 	EXPECT_EQ(SC_FDP_DISABLED, fdp_log(self->h.fd, 0x22, 1, 0, buf, 64));
+	EXPECT_EQ(SC_FDP_DISABLED, fdp_log(self->h.fd, 0x23, 1, 1, buf, 64));
+	EXPECT_EQ(SC_FDP_DISABLED,
+		  admin(self->h.fd, 0x0a, 1, buf, 2, 0x1e, 1 << 16, 0, NULL));
 	EXPECT_EQ(SC_FDP_DISABLED, io_mgmt(self->h.fd, 0x12, 1, buf, 64));
 	EXPECT_EQ(SC_FDP_DISABLED,
 		  io_mgmt(self->h.fd, 0x1d, 1, pids, sizeof(pids[0])));
@@ -2589,6 +2600,8 @@ TEST_F(fdp_target, errors)
 	EXPECT_EQ(0, write_attr(self->h.ns, "fdp_handles", "255"));
 	EXPECT_NE(0, write_attr(self->h.ns, "fdp_ru_size", "4095"));
 	EXPECT_NE(0, write_attr(self->h.ns, "fdp_ru_size", "0"));
+	EXPECT_NE(0, write_attr(self->h.ns, "fdp_ru_size", "281474976714752"));
+	EXPECT_EQ(0, write_attr(self->h.ns, "fdp_ru_size", "281474976710656"));
 }
 
 /*
@@ -2986,17 +2999,29 @@ TEST_F(fdp_host, writes_never_fail)
 TEST_F(fdp_host, fdp_off)
 {
 	char *buf = malloc(1 << 20);
+	int on, t;
 
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, write_attr(NVME_CORE, "fdp", "N"));
-	ASSERT_EQ(0, trace_clear());
-	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
-	ASSERT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
-	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
-	ASSERT_LT(0, read_file(TRACING "/trace", buf, 1 << 20));
-	EXPECT_NE(NULL, strstr(buf, "nvme_admin_identify"));
-	EXPECT_EQ(NULL, strstr(buf, "nvme_cmd_io_mgmt_recv"));
-	EXPECT_EQ(NULL, strstr(buf, "fid=0x1d"));
+	/* The trace shows the set-up with the switch on, and none off. */
+	for (on = 1; on >= 0; on--) {
+		ASSERT_EQ(0, write_attr(NVME_CORE, "fdp", on ? "Y" : "N"));
+		ASSERT_EQ(0, trace_clear());
+		ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+		ASSERT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev,
+					    on ? FDP_HANDLES : 0));
+		/* With the switch on, the scan after the reset sets FDP up. */
+		for (t = 0; t < (on ? 50 : 1); t++) {
+			usleep(t ? 100000 : 0);
+			ASSERT_LT(0, read_file(TRACING "/trace", buf, 1 << 20));
+			if (strstr(buf, "fid=0x1d") &&
+			    strstr(buf, "nvme_cmd_io_mgmt_recv"))
+				break;
+		}
+		ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+		EXPECT_NE(NULL, strstr(buf, "nvme_admin_identify"));
+		EXPECT_EQ(!on, !strstr(buf, "nvme_cmd_io_mgmt_recv"));
+		EXPECT_EQ(!on, !strstr(buf, "fid=0x1d"));
+	}
 	free(buf);
 	untagged_at_target(_metadata, &self->h);
 }
