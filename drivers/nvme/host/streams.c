@@ -525,7 +525,8 @@ void nvme_streams_path_live(struct nvme_ns *ns)
 
 /*
  * A write that the device refused with Invalid Field while it carried the
- * Streams or the Data Placement directive: the device no longer has
+ * Streams or the Data Placement directive, or with FDP Disabled while it
+ * carried the Data Placement directive: the device no longer has
  * Streams enabled for the namespace (it was reset, or the namespace went
  * and came back), or FDP was disabled, or it does not take them at all.
  * The namespace stops using streams, with one log line, and a scan sets
@@ -538,9 +539,11 @@ bool nvme_streams_refused(struct request *req)
 	struct nvme_ns *ns = req->q->queuedata;
 	struct nvme_command *cmd = nvme_req(req)->cmd;
 	u16 dtype = le16_to_cpu(cmd->rw.control) & NVME_RW_DTYPE_MASK;
+	u16 sc = nvme_req(req)->status & NVME_SCT_SC_MASK;
 
-	if ((nvme_req(req)->status & NVME_SCT_SC_MASK) !=
-	    NVME_SC_INVALID_FIELD || blk_rq_is_passthrough(req) ||
+	if ((sc != NVME_SC_INVALID_FIELD &&
+	     (sc != NVME_SC_FDP_DISABLED || dtype != NVME_RW_DTYPE_DPLCMT)) ||
+	    blk_rq_is_passthrough(req) ||
 	    req_op(req) != REQ_OP_WRITE || !ns ||
 	    (dtype != NVME_RW_DTYPE_STREAMS && dtype != NVME_RW_DTYPE_DPLCMT))
 		return false;

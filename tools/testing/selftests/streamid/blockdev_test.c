@@ -260,6 +260,59 @@ TEST_F(nullb, two_fds)
 	EXPECT_EQ(0, check_at(self->dev, 65536, 131072, 4));
 }
 
+/*
+ * The ID of the device ends at its last close.  Data written with it
+ * before is written with it: the last close syncs, and an fsync through
+ * another file before that uses it.  A file system made on the device
+ * after the last close (mkfs and the file system's metadata go through
+ * the device's page cache) has nothing in the old streams.
+ */
+TEST_F(nullb, id_ends_at_last_close)
+{
+	char cmd[1024], mnt[64];
+	struct stats st;
+	int fd, keep;
+
+	/* The last close syncs, with the ID. */
+	fd = open_stream(self->dev, O_WRONLY, 6);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 1 << 20, 6));
+	ASSERT_EQ(0, close(fd));
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(2048, st.sectors[6]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 6, -1 }));
+
+	/* While another opener holds the device, the ID stays. */
+	keep = open(self->dev, O_RDONLY);
+	ASSERT_LE(0, keep);
+	fd = open_stream(self->dev, O_WRONLY, 7);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 1 << 20, 1 << 20, 7));
+	ASSERT_EQ(0, close(fd));
+	ASSERT_EQ(0, write_attr(self->dir, "stream_stats", "0"));
+	fd = open(self->dev, O_WRONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fsync(fd));
+	ASSERT_EQ(0, close(fd));
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(2048, st.sectors[7]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 7, -1 }));
+	ASSERT_EQ(0, close(keep));
+
+	ASSERT_EQ(0, write_attr(self->dir, "stream_stats", "0"));
+	snprintf(mnt, sizeof(mnt), "/tmp/blockdev_test.%d", getpid());
+	ASSERT_EQ(0, mkdir(mnt, 0755));
+	snprintf(cmd, sizeof(cmd),
+		 "mkfs.ext4 -q -F %1$s && mount %1$s %2$s && dd if=/dev/zero of=%2$s/f bs=1M count=4 conv=fsync status=none && umount %2$s",
+		 self->dev, mnt);
+	EXPECT_EQ(0, system(cmd));
+	rmdir(mnt);
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_LT(8192, st.sectors[0]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }))
+		TH_LOG("stream %d", only(&st, (const int []){ 0, -1 }));
+}
+
 /* Writing to stream_stats resets it; 256 streams are refused. */
 TEST_F(nullb, stats_reset_and_bounds)
 {

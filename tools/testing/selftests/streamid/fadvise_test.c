@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * POSIX_FADV_STREAMID as user space sees it: which IDs and files it takes,
- * which errors it gives, and that a failed call changes nothing, as
+ * who may set an ID, which errors it gives, how a program tells that the
+ * kernel knows it, and that a failed call changes nothing, as
  * /proc/self/fdinfo shows.
  */
 #define _GNU_SOURCE
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -72,13 +74,77 @@ TEST_F(file, boundaries)
 	}
 }
 
-/* len is ignored: fio passes the file size there. */
-TEST_F(file, len_ignored)
+/*
+ * len is ignored, as fio passes the file size there, but must not be
+ * negative, as for all advice.
+ */
+TEST_F(file, len)
 {
 	EXPECT_EQ(0, posix_fadvise(self->fd, 3, 1 << 20, POSIX_FADV_STREAMID));
 	EXPECT_EQ(3, fdinfo_streamid(self->fd));
-	EXPECT_EQ(0, posix_fadvise(self->fd, 4, -1, POSIX_FADV_STREAMID));
-	EXPECT_EQ(4, fdinfo_streamid(self->fd));
+	EXPECT_EQ(EINVAL, posix_fadvise(self->fd, 4, -1, POSIX_FADV_STREAMID));
+	EXPECT_EQ(3, fdinfo_streamid(self->fd));
+}
+
+/*
+ * How a program tells whether the kernel knows the advice: clearing the
+ * ID of a file open for writing succeeds and changes nothing; an older
+ * kernel says EINVAL, as it does to any advice it does not know.
+ */
+TEST_F(file, probe)
+{
+	EXPECT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, fdinfo_streamid(self->fd));
+	EXPECT_EQ(0, posix_fadvise(self->fd, 9, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, posix_fadvise(self->fd, 0, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, fdinfo_streamid(self->fd));
+	/* What an older kernel says: the answer to advice it does not know. */
+	EXPECT_EQ(EINVAL, posix_fadvise(self->fd, 0, 0, 9));
+}
+
+/*
+ * Open @path for writing as user and group @id, with no capability left,
+ * and give it @stream: what posix_fadvise() returned, 100 if the set-up
+ * failed.
+ */
+static int fadvise_as(const char *path, uid_t id, int stream)
+{
+	int status, fd;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return 100;
+	if (!pid) {
+		if (setresgid(id, id, id) || setresuid(id, id, id))
+			_exit(100);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			_exit(100);
+		status = posix_fadvise(fd, stream, 0, POSIX_FADV_STREAMID);
+		/* A refused call sets nothing. */
+		if (fdinfo_streamid(fd) != (status ? 0 : stream))
+			_exit(100);
+		_exit(status);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 100;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * As for F_SET_RW_HINT, the owner of the file sets its ID, or a process
+ * with CAP_FOWNER: another writer gets EPERM.
+ */
+TEST_F(file, owner_only)
+{
+	ASSERT_EQ(0, chmod(self->path, 0666));
+	EXPECT_EQ(EPERM, fadvise_as(self->path, 65534, 5));
+	ASSERT_EQ(0, chown(self->path, 65534, 65534));
+	EXPECT_EQ(0, fadvise_as(self->path, 65534, 5));
+	/* Root does not own the file now, but has CAP_FOWNER. */
+	EXPECT_EQ(0, posix_fadvise(self->fd, 6, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(6, fdinfo_streamid(self->fd));
 }
 
 /* Each open file has its own ID. */
@@ -175,6 +241,8 @@ TEST_F(file, python)
 {
 	char cmd[512];
 
+	if (system("command -v python3 >/dev/null"))
+		SKIP(return, "no python3");
 	snprintf(cmd, sizeof(cmd), "python3 -c '%s%s%s%s' | grep -qx '%s'",
 		 "import os; fd = os.open(\"", self->path,
 		 "\", os.O_WRONLY); os.posix_fadvise(fd, 77, 0, 8); ",

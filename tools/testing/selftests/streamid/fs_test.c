@@ -412,6 +412,94 @@ TEST_F(fs, new_file_has_no_stream)
 }
 
 /*
+ * A file's ID ends with its last writer.  Data left dirty at the last
+ * close is written with it, as the close starts its writeback; a file
+ * opened for writing later, with no ID of its own, writes in stream 0,
+ * whether the inode stayed cached or not.
+ */
+TEST_F(fs, id_ends_with_last_writer)
+{
+	char path[300];
+	struct stats st;
+	int fd, d;
+
+	snprintf(path, sizeof(path), "%s/f8", self->e.mnt);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, posix_fadvise(fd, 8, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, write_at(fd, 0, 2 << 20, 8));
+	ASSERT_EQ(0, close(fd));
+	sync();
+	EXPECT_EQ(0, check_streams(_metadata, &self->e, &variant->v,
+				   (const int []){ 8 }, 1, FILE_SECTORS / 2,
+				   variant->v.compressed));
+
+	ASSERT_EQ(0, reset_stats(&self->e));
+	fd = open(path, O_WRONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 2 << 20, 2 << 20, 8));
+	ASSERT_EQ(0, fsync(fd));
+	ASSERT_EQ(0, close(fd));
+	for (d = 0; d < variant->v.devices; d++) {
+		ASSERT_EQ(0, read_stats(self->e.dir[d], &st));
+		EXPECT_LT(0, st.sectors[0]);
+		EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }))
+			TH_LOG("stream %d", only(&st, (const int []){ 0, -1 }));
+	}
+	EXPECT_EQ(0, remount_and_verify(&self->e, &variant->v,
+					(const int []){ 8 }, 1));
+}
+
+/*
+ * Writers that open one file, set their own ID, write their own MiB
+ * buffered and close, over and over, at the same time: last closes race
+ * with opens and with the advice of others.  No write fails, every MiB
+ * reads back, and the device saw only their streams and 0.
+ */
+TEST_F(fs, writers_open_and_close)
+{
+	char path[300];
+	struct stats st;
+	int i, d, status, fd;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/shared", self->e.mnt);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	ASSERT_LE(0, fd);
+	close(fd);
+	for (i = 0; i < NR_FILES; i++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			int n, ret = 0;
+
+			for (n = 0; n < 32 && !ret; n++) {
+				fd = open(path, O_WRONLY);
+				if (fd < 0 ||
+				    posix_fadvise(fd, 3 + i, 0, POSIX_FADV_STREAMID) ||
+				    write_at(fd, (off_t)i << 20, 1 << 20, 3 + i))
+					ret = 1;
+				if (fd >= 0 && close(fd))
+					ret = 1;
+			}
+			_exit(ret);
+		}
+	}
+	for (i = 0; i < NR_FILES; i++) {
+		ASSERT_LT(0, wait(&status));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+	sync();
+	for (d = 0; d < variant->v.devices; d++) {
+		ASSERT_EQ(0, read_stats(self->e.dir[d], &st));
+		EXPECT_EQ(-1, only(&st, (const int []){ 0, 3, 4, 5, 6, -1 }));
+	}
+	for (i = 0; i < NR_FILES; i++)
+		EXPECT_EQ(0, check_at(path, (off_t)i << 20, 1 << 20, 3 + i));
+	EXPECT_EQ(0, remount_and_verify(&self->e, &variant->v, NULL, 0));
+}
+
+/*
  * btrfs balance moves a file's data by writing it back through the data
  * relocation inode, which has no ID: moved data goes to stream 0, as
  * documented, and reads back.
@@ -452,6 +540,102 @@ TEST_F(balance, moved_data_has_no_stream)
 	EXPECT_LE(FILE_SECTORS, st.sectors[0]);
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
 	EXPECT_EQ(0, remount_and_verify(&self->e, &btrfs_single, ids, 1));
+}
+
+/*
+ * overlayfs over ext4: the writes of an overlay file are issued by the
+ * file underneath, in the upper directory, which gets the ID from the
+ * overlay file; the overlay file shows it in fdinfo.
+ */
+FIXTURE(overlay) {
+	struct fs_env e;
+	char merged[100];
+};
+
+static const struct fs_variant ext4_single = {
+	.fs = &fs_ext4, .devices = 1,
+};
+
+FIXTURE_SETUP(overlay)
+{
+	char opts[1024];
+
+	fs_up(_metadata, &self->e, &ext4_single);
+	ASSERT_EQ(0, run("mkdir %1$s/lower %1$s/upper %1$s/work %1$s/merged",
+			 self->e.mnt));
+	snprintf(self->merged, sizeof(self->merged), "%s/merged", self->e.mnt);
+	snprintf(opts, sizeof(opts),
+		 "lowerdir=%1$s/lower,upperdir=%1$s/upper,workdir=%1$s/work",
+		 self->e.mnt);
+	ASSERT_EQ(0, mount("overlay", self->merged, "overlay", 0, opts));
+	sync();
+	ASSERT_EQ(0, reset_stats(&self->e));
+}
+
+FIXTURE_TEARDOWN(overlay)
+{
+	if (self->merged[0])
+		umount(self->merged);
+	fs_down(_metadata, &self->e);
+}
+
+/* Files written through the overlay, buffered: each in its stream. */
+TEST_F(overlay, buffered)
+{
+	static const int ids[] = { 3, 4 };
+
+	ASSERT_EQ(0, fs_write_files(self->merged, ids, 2, FILE_MIB,
+				    FLUSH_FSYNC));
+	EXPECT_EQ(0, check_streams(_metadata, &self->e, &ext4_single, ids, 2,
+				   FILE_SECTORS, false));
+	EXPECT_EQ(0, fs_check_files(self->merged, ids, 2, FILE_MIB));
+}
+
+/* The same with O_DIRECT, which the file underneath issues too. */
+TEST_F(overlay, direct)
+{
+	static const int ids[] = { 5, 6 };
+
+	ASSERT_EQ(0, fs_write_files(self->merged, ids, 2, FILE_MIB,
+				    FLUSH_DIRECT));
+	EXPECT_EQ(0, check_streams(_metadata, &self->e, &ext4_single, ids, 2,
+				   FILE_SECTORS, false));
+	EXPECT_EQ(0, fs_check_files(self->merged, ids, 2, FILE_MIB));
+}
+
+/*
+ * A file of the lower directory, copied up when it is opened for
+ * writing: the copy goes without a stream, the writes after the advice
+ * to its stream, and fdinfo shows the ID on the overlay file.
+ */
+TEST_F(overlay, copy_up)
+{
+	char lower[300], path[300], fdinfo[64], buf[4096], *p;
+	struct stats st;
+	int fd;
+
+	snprintf(lower, sizeof(lower), "%s/lower/f7", self->e.mnt);
+	ASSERT_EQ(0, fs_write_file(lower, 0, FILE_MIB, 7, FLUSH_FSYNC));
+	ASSERT_EQ(0, reset_stats(&self->e));
+
+	snprintf(path, sizeof(path), "%s/f7", self->merged);
+	fd = open(path, O_WRONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, posix_fadvise(fd, 7, 0, POSIX_FADV_STREAMID));
+	snprintf(fdinfo, sizeof(fdinfo), "/proc/self/fdinfo/%d", fd);
+	ASSERT_LT(0, read_file(fdinfo, buf, sizeof(buf)));
+	p = strstr(buf, "streamid:\t");
+	EXPECT_EQ(7, p ? atoi(p + strlen("streamid:\t")) : -1);
+	ASSERT_EQ(0, write_at(fd, 0, 1 << 20, 7));
+	ASSERT_EQ(0, fsync(fd));
+	ASSERT_EQ(0, close(fd));
+	ASSERT_EQ(0, read_stats(self->e.dir[0], &st));
+	TH_LOG("copy-up: %llu sectors in stream 0, %llu in stream 7",
+	       st.sectors[0], st.sectors[7]);
+	EXPECT_EQ(2048, st.sectors[7]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 7, -1 }));
+	EXPECT_EQ(0, fs_check_files(self->merged, (const int []){ 7 }, 1,
+				    FILE_MIB));
 }
 
 TEST_HARNESS_MAIN

@@ -2360,7 +2360,7 @@ static int wire_writes(struct wire *w)
 			   &len, &ctrl, &dsmgmt) != 3)
 			continue;
 		t = (ctrl & 0xf0) >> 4;
-		d = t ? dsmgmt >> 16 & 0xff : 0;
+		d = t ? dsmgmt >> 16 : 0;
 		if (t > 2 || d >= MAX_IDS) {
 			ret = -1;
 			continue;
@@ -2462,15 +2462,30 @@ FIXTURE_TEARDOWN(fdp_target)
 	nvmet_cleanup();
 }
 
-/* Run "nvme @sub @dev @args | grep -c @pattern": the count printed is @n. */
+/*
+ * Run "nvme @sub @dev @args": it succeeds, and @pattern matches @n lines
+ * of what it prints.
+ */
 static int cli_count(const char *sub, const char *dev, const char *args,
 		     const char *pattern, int n)
 {
 	char line[1024];
 
 	snprintf(line, sizeof(line),
-		 "test \"$(nvme %s %s %s 2>&1 | grep -c -- '%s')\" = %d",
+		 "out=$(nvme %s %s %s 2>&1) && test \"$(printf '%%s\\n' \"$out\" | grep -c -- '%s')\" = %d",
 		 sub, dev, args, pattern, n);
+	return system(line);
+}
+
+/* Run "nvme @sub @dev @args": it fails, and says @pattern. */
+static int cli_fails(const char *sub, const char *dev, const char *args,
+		     const char *pattern)
+{
+	char line[1024];
+
+	snprintf(line, sizeof(line),
+		 "! out=$(nvme %s %s %s 2>&1) && printf '%%s\\n' \"$out\" | grep -q -- '%s'",
+		 sub, dev, args, pattern);
 	return system(line);
 }
 
@@ -2554,8 +2569,8 @@ TEST_F(fdp_target, nvme_cli)
 			       "^host_write_cmds\t*: 4$", 1));
 	EXPECT_EQ(0, cli_count("endurance-log", dev, "-g 1",
 			       "^data_units_written\t*: 1$", 1));
-	EXPECT_EQ(0, cli_count("endurance-log", dev, "-g 2",
-			       "Invalid Field in Command", 1));
+	EXPECT_EQ(0, cli_fails("endurance-log", dev, "-g 2",
+			       "Invalid Field in Command"));
 
 	EXPECT_EQ(0, cli_count("fdp stats", dev, "-e 1",
 			       "Written (.*): 16384$", 2));
@@ -2674,6 +2689,28 @@ TEST_F(fdp_target, errors)
 }
 
 /*
+ * Placement handles given to a namespace after the controller connected,
+ * whose CTRATT said no FDP and goes on saying so: the namespace shows that
+ * controller no endurance group and refuses its placed writes and I/O
+ * Management commands, as a namespace without handles does.
+ */
+TEST_F(nvmet, fdp_after_connect)
+{
+	unsigned char *id;
+	char msl[16];
+
+	ASSERT_EQ(0, posix_memalign((void **)&id, 4096, 4096));
+	snprintf(msl, sizeof(msl), "%d", MSL);
+	ASSERT_EQ(0, ns_cycle_under_host(&self->h, msl, "4"));
+	ASSERT_EQ(0, rescan_and_settle(&self->h));
+	ASSERT_EQ(0, admin(self->h.fd, 0x06, 1, id, 4096, 0, 0, 0, NULL));
+	EXPECT_EQ(0, id[102] | id[103] << 8);	/* ENDGID */
+	EXPECT_EQ(SC_INVALID_FIELD, write_dir(self->h.fd, 0, 2, 0, 1));
+	EXPECT_NE(0, io_mgmt(self->h.fd, 0x12, 1, id, 4096));
+	free(id);
+}
+
+/*
  * The bounds of the FDP commands: log page offsets (LPO) dword-aligned and
  * inside the log; the number of event types (NOET) at least 1, and as
  * many as there are returned; an update of at most as many placement
@@ -2704,8 +2741,13 @@ TEST_F(fdp_target, bounds)
 	EXPECT_EQ(0, admin(self->h.fd, 0x02, 0xffffffff, buf, 64,
 			   0x20 | 15 << 16, 1 << 16, 16, NULL));
 	EXPECT_EQ(0, memcmp(buf, full + 16, size - 16 < 64 ? size - 16 : 64));
-	EXPECT_EQ(0, admin(self->h.fd, 0x02, 0xffffffff, buf, 4,
-			   0x20, 1 << 16, size - 4, NULL));
+	/* The last dword, and zeroes past the end of the log. */
+	memset(buf, 0xff, 64);
+	EXPECT_EQ(0, admin(self->h.fd, 0x02, 0xffffffff, buf, 64,
+			   0x20 | 15 << 16, 1 << 16, size - 4, NULL));
+	EXPECT_EQ(0, memcmp(buf, full + size - 4, 4));
+	for (i = 4; i < 64; i++)
+		EXPECT_EQ(0, buf[i]);
 	EXPECT_EQ(SC_INVALID_FIELD,
 		  admin(self->h.fd, 0x02, 0xffffffff, buf, 4, 0x20, 1 << 16,
 			size, NULL));
@@ -2959,6 +3001,32 @@ TEST_F(fdp_host, inaccessible_path)
 }
 
 /*
+ * reset_and_wait(), and then wait until the scan that follows the reset
+ * has asked for the FDP feature (Get Features 1Dh) and had time to act on
+ * the answer; 0 once it has.
+ */
+static int reset_and_scan(const struct host *h, long long want)
+{
+	char *buf = malloc(1 << 20);
+	int i, ret = -1;
+
+	if (!buf || trace_clear() || write_attr(SETUP_CMD, "enable", "1") ||
+	    reset_and_wait(h->ctrl, h->dev, want))
+		goto out;
+	for (i = 0; i < 50 && ret; i++, usleep(100000))
+		if (read_file(TRACING "/trace", buf, 1 << 20) > 0 &&
+		    strstr(buf, "fid=0x1d"))
+			ret = 0;
+	usleep(500000);
+	if (max_streams(h->dev) != want)
+		ret = -1;
+out:
+	write_attr(SETUP_CMD, "enable", "0");
+	free(buf);
+	return ret;
+}
+
+/*
  * Get Features FDP fails in a reset (the host's fault injection turns its
  * completion into Invalid Field) on a namespace that also offers the
  * Streams directive: the host uses Streams, with no line about FDP (the
@@ -2975,6 +3043,8 @@ TEST_F(fdp_host, get_features_fails)
 		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
 	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "8", "6"));
 	ASSERT_EQ(0, wait_max_streams(self->h.dev, FDP_HANDLES));
+	/* FDP_HANDLES before as after: let the scan end. */
+	sleep(1);
 	/* Streams: 8, of which four for lifetime hints. */
 	EXPECT_EQ(0, reset_failing(self->h.ctrl, self->h.dev,
 				   "nvme_admin_get_features fid=0x1d",
@@ -3000,9 +3070,9 @@ TEST_F(fdp_host, get_features_fails)
 
 /*
  * No write fails or is lost because of its placement while tagged
- * writers run through a controller reset, FDP turned off and on again
- * under the host, and FDP turned off without telling it; placement comes
- * back each time.
+ * writers run through a controller reset, fewer handles under the host,
+ * FDP turned off and on again under the host, and FDP turned off without
+ * telling it; placement comes back each time.
  */
 TEST_F(fdp_host, writes_never_fail)
 {
@@ -3012,7 +3082,28 @@ TEST_F(fdp_host, writes_never_fail)
 
 	ASSERT_EQ(0, writers_start(&w, self->h.dev));
 	EXPECT_EQ(0, writers_progress(&w, 64));
-	EXPECT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, FDP_HANDLES));
+	EXPECT_EQ(0, reset_and_scan(&self->h, FDP_HANDLES));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_LT(0, st.sectors[2]) TH_LOG("placement back after the reset");
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 2, 3, -1 }));
+
+	/*
+	 * Two handles instead of six: writes with the placement identifiers
+	 * of handles gone are placed by the target on handle 0 until the
+	 * host's scan; then stream 2 is handle 1, and stream 3 folds.
+	 */
+	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "0", "2"));
+	EXPECT_EQ(0, wait_max_streams(self->h.dev, 2));
+	EXPECT_EQ(0, writers_progress(&w, 256));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	EXPECT_EQ(0, writers_progress(&w, 64));
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	EXPECT_LT(0, st.sectors[2]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 1, 2, -1 }));
+	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "0", "6"));
+	EXPECT_EQ(0, wait_max_streams(self->h.dev, FDP_HANDLES));
 	EXPECT_EQ(0, writers_progress(&w, 64));
 
 	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "0"));
@@ -3098,12 +3189,53 @@ TEST_F(fdp_host, fdp_off)
  */
 TEST_F(fdp_host, disabled)
 {
-	ASSERT_EQ(0, system("dmesg -C"));
 	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "0"));
 	ASSERT_EQ(0, wait_max_streams(self->h.dev, 0));
-	ASSERT_EQ(0, reset_and_wait(self->h.ctrl, self->h.dev, 0));
+	ASSERT_EQ(0, system("dmesg -C"));
+	ASSERT_EQ(0, reset_and_scan(&self->h, 0));
 	EXPECT_EQ(0, dmesg_count("FDP not used"));
 	untagged_at_target(_metadata, &self->h);
+}
+
+/*
+ * A device that refuses a placed write with FDP Disabled rather than
+ * Invalid Field (the host's fault injection on the path turns the
+ * completion of the write into that status): the write goes again
+ * without placement and succeeds, the host says so once, and the next
+ * reset brings placement back.
+ */
+TEST_F(fdp_host, refused_fdp_disabled)
+{
+	int dtype1[MAX_IDS] = { 0 }, dtype2[MAX_IDS] = { 0 };
+	char fi[400];
+	int fd;
+
+	snprintf(fi, sizeof(fi), "/sys/kernel/debug/nvme%dc%dn1/fault_inject",
+		 atoi(self->h.dev + strlen("/dev/nvme")),
+		 atoi(self->h.ctrl + strlen("nvme")));
+	if (access(fi, F_OK))
+		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 3);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, system("dmesg -C"));
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+	/* The next completion on the path, that of this write: status 29h. */
+	ASSERT_EQ(0, write_attr(fi, "space", "0"));
+	ASSERT_EQ(0, write_attr(fi, "times", "1"));
+	ASSERT_EQ(0, write_attr(fi, "status", "0x29"));
+	ASSERT_EQ(0, write_attr(fi, "verbose", "1"));
+	ASSERT_EQ(0, write_attr(fi, "probability", "100"));
+	EXPECT_EQ(0, write_at(fd, 0, 4096, 3));
+	EXPECT_EQ(0, write_attr(fi, "probability", "0"));
+	close(fd);
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+	EXPECT_EQ(1, dmesg_count("FDP not used: a write was refused"));
+	/* Sent twice: with placement (handle 2), then without. */
+	ASSERT_EQ(0, wire_directives(dtype1, dtype2));
+	EXPECT_EQ(1, dtype2[2]);
+	EXPECT_EQ(0, check_at(self->h.dev, 0, 4096, 3));
+	EXPECT_EQ(0, reset_and_scan(&self->h, FDP_HANDLES));
 }
 
 FIXTURE(qemu) {
