@@ -415,19 +415,24 @@ TEST_F(fs, new_file_has_no_stream)
  * A file's ID ends with its last writer.  Data left dirty at the last
  * close is written with it, as the close starts its writeback; a file
  * opened for writing later, with no ID of its own, writes in stream 0,
- * whether the inode stayed cached or not.
+ * whether the inode stayed cached or not.  Another writer that probes
+ * for the advice by clearing its own ID and closes does not end it.
  */
 TEST_F(fs, id_ends_with_last_writer)
 {
 	char path[300];
 	struct stats st;
-	int fd, d;
+	int fd, fd2, d;
 
 	snprintf(path, sizeof(path), "%s/f8", self->e.mnt);
 	fd = open(path, O_WRONLY | O_CREAT, 0644);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, posix_fadvise(fd, 8, 0, POSIX_FADV_STREAMID));
 	ASSERT_EQ(0, write_at(fd, 0, 2 << 20, 8));
+	fd2 = open(path, O_WRONLY);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, posix_fadvise(fd2, 0, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, close(fd2));
 	ASSERT_EQ(0, close(fd));
 	sync();
 	EXPECT_EQ(0, check_streams(_metadata, &self->e, &variant->v,
@@ -493,6 +498,17 @@ TEST_F(fs, writers_open_and_close)
 	for (d = 0; d < variant->v.devices; d++) {
 		ASSERT_EQ(0, read_stats(self->e.dir[d], &st));
 		EXPECT_EQ(-1, only(&st, (const int []){ 0, 3, 4, 5, 6, -1 }));
+	}
+	/* The last of them closed: a writer without an ID writes in 0. */
+	ASSERT_EQ(0, reset_stats(&self->e));
+	fd = open(path, O_WRONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, (off_t)NR_FILES << 20, 1 << 20, 0));
+	ASSERT_EQ(0, fsync(fd));
+	ASSERT_EQ(0, close(fd));
+	for (d = 0; d < variant->v.devices; d++) {
+		ASSERT_EQ(0, read_stats(self->e.dir[d], &st));
+		EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
 	}
 	for (i = 0; i < NR_FILES; i++)
 		EXPECT_EQ(0, check_at(path, (off_t)i << 20, 1 << 20, 3 + i));
