@@ -1038,10 +1038,13 @@ TEST_F(host, write_hints)
 	/*
 	 * fio sets the hint with F_SET_RW_HINT for buffered I/O (for
 	 * direct I/O it uses F_SET_FILE_RW_HINT, which is gone); the disk's
-	 * inode must have no stream ID, which would win.
+	 * inode must have no stream ID, which would win.  The disk stays
+	 * open, so the ID last set is still the inode's; a file clears the
+	 * inode's ID only if it set it.
 	 */
 	fd = open(self->h.dev, O_WRONLY);
 	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, posix_fadvise(fd, 1, 0, POSIX_FADV_STREAMID));
 	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_STREAMID));
 	close(fd);
 	snprintf(cmd, sizeof(cmd),
