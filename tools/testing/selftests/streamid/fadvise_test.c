@@ -18,18 +18,6 @@
 #include "../kselftest_harness.h"
 #include "streamid.h"
 
-/* The stream ID /proc/self/fdinfo shows for @fd; 0 when it shows none. */
-static int fdinfo_streamid(int fd)
-{
-	char path[64], buf[4096], *p;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	p = strstr(buf, "streamid:\t");
-	return p ? atoi(p + strlen("streamid:\t")) : 0;
-}
-
 FIXTURE(file) {
 	char path[64];
 	int fd;

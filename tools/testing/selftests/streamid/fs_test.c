@@ -626,7 +626,7 @@ TEST_F(overlay, direct)
  */
 TEST_F(overlay, copy_up)
 {
-	char lower[300], path[300], fdinfo[64], buf[4096], *p;
+	char lower[300], path[300];
 	struct stats st;
 	int fd;
 
@@ -638,10 +638,7 @@ TEST_F(overlay, copy_up)
 	fd = open(path, O_WRONLY);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, posix_fadvise(fd, 7, 0, POSIX_FADV_STREAMID));
-	snprintf(fdinfo, sizeof(fdinfo), "/proc/self/fdinfo/%d", fd);
-	ASSERT_LT(0, read_file(fdinfo, buf, sizeof(buf)));
-	p = strstr(buf, "streamid:\t");
-	EXPECT_EQ(7, p ? atoi(p + strlen("streamid:\t")) : -1);
+	EXPECT_EQ(7, fdinfo_streamid(fd));
 	ASSERT_EQ(0, write_at(fd, 0, 1 << 20, 7));
 	ASSERT_EQ(0, fsync(fd));
 	ASSERT_EQ(0, close(fd));

@@ -444,18 +444,6 @@ static void serve(int fuse, const char *dir, int status)
 
 /* The test's side -------------------------------------------------------- */
 
-/* The stream ID /proc/self/fdinfo shows for @fd; 0 when it shows none. */
-static int fdinfo_streamid(int fd)
-{
-	char path[64], buf[4096], *p;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	p = strstr(buf, "streamid:\t");
-	return p ? atoi(p + strlen("streamid:\t")) : 0;
-}
-
 /* Fail the setup with @what and errno, from fuse_up(). */
 static int up_failed(struct __test_metadata *_metadata, const char *what)
 {

@@ -79,6 +79,18 @@ static inline int write_attr(const char *dir, const char *name,
 	return n == (ssize_t)strlen(val) ? 0 : -1;
 }
 
+/* The stream ID /proc/self/fdinfo shows for @fd; 0 when it shows none. */
+static inline int fdinfo_streamid(int fd)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "streamid:\t");
+	return p ? atoi(p + strlen("streamid:\t")) : 0;
+}
+
 /* Parse stream_stats; -1 if a line is malformed or names an ID twice. */
 static inline int read_stats(const char *dir, struct stats *st)
 {
