@@ -2,12 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 # Run in the guest by harness/bench.sh: 4 KiB random O_DIRECT writes with
 # fio on a null_blk device that stores nothing, RUNS times per case, each
-# printed as "result KERNEL CASE RUN NS_PER_WRITE".  Cases: "unset" (no
-# stream) and "set" (stream 1, set by the preload library SETSTREAM_SO).
-# Usage: bench-guest.sh KERNEL RUNS WRITES SETSTREAM_SO CASE...
+# printed as "result KERNEL CASE RUN NS_PER_WRITE REQUESTS_PER_WRITE".
+# Cases: "unset" (no stream) and "set" (stream 1, set by the preload
+# library SETSTREAM_SO); and the cost of the merge rule with MERGE_LOAD,
+# sequential writes 16 at a time alternating between two descriptors:
+# "merge0" (no ID), "merge1" (both ID 1), "merge2" (IDs 1 and 2).  The
+# device keeps no streams (max_streams 0), where merging them would be
+# harmless.
+# Usage: bench-guest.sh KERNEL RUNS WRITES SETSTREAM_SO MERGE_LOAD CASE...
 set -euo pipefail
-kernel=$1 runs=$2 writes=$3 so=$4
-shift 4
+kernel=$1 runs=$2 writes=$3 so=$4 merge=$5
+shift 5
 
 nullb=/sys/kernel/config/nullb/bench
 mkdir "$nullb"
@@ -16,6 +21,14 @@ echo 0 > "$nullb/memory_backed"
 echo 0 > "$nullb/irqmode"	# complete in the submitter's context
 echo 1 > "$nullb/power"
 dev=/dev/bench
+[ "$(cat /sys/block/bench/queue/max_streams 2>/dev/null || echo 0)" = 0 ] ||
+	{ echo "bench: /dev/bench keeps streams" >&2; exit 1; }
+
+# Write requests the device completed (the 5th field of its stat).
+requests()
+{
+	awk '{ print $5 }' /sys/block/bench/stat
+}
 
 job()
 {
@@ -49,12 +62,18 @@ if [[ " $* " == *" set "* ]]; then
 fi
 for run in $(seq "$runs"); do
 	for c in "$@"; do
+		r0=$(requests)
 		case $c in
 		unset) ns=$(job "$writes") ;;
 		set) ns=$(LD_PRELOAD=$so SETSTREAM_PATH=$dev SETSTREAM_ID=1 \
 				job "$writes") ;;
+		merge0) ns=$("$merge" "$dev" "$writes" 16 0 0) ;;
+		merge1) ns=$("$merge" "$dev" "$writes" 16 1 1) ;;
+		merge2) ns=$("$merge" "$dev" "$writes" 16 1 2) ;;
 		esac
-		echo "result $kernel $c $run $ns"
+		r1=$(requests)
+		echo "result $kernel $c $run $ns $(awk -v r=$((r1 - r0)) \
+			-v w="$writes" 'BEGIN { printf "%.4f", r / w }')"
 	done
 done
 echo 0 > "$nullb/power"

@@ -245,8 +245,13 @@ selftests_build()
 	# lib.mk does not know the programs depend on streamid.h: from scratch.
 	rm -rf "$WORK/selftests"
 	mkdir -p "$WORK/selftests"
-	make -s -C "$TREE/$SELFTESTS" OUTPUT="$WORK/selftests" 2>&1 |
-		tee /dev/stderr | { ! grep -q 'warning:'; }
+	{
+		make -s -C "$TREE/$SELFTESTS" OUTPUT="$WORK/selftests" &&
+		# The test of the test environment, with them.
+		gcc -Wall -O2 -I "$TREE/$SELFTESTS" -I "$TREE/${SELFTESTS%/*}" \
+			-o "$WORK/selftests/harness_test" \
+			"$TOP/harness/harness_test.c"
+	} 2>&1 | tee /dev/stderr | { ! grep -q 'warning:'; }
 }
 require "build: the selftests build without warnings" selftests_build
 

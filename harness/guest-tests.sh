@@ -24,20 +24,20 @@ fi
 
 # As a kselftest user runs it: installed with "make install", and run by
 # the installed run_kselftest.sh; the programs ran above, so it runs just
-# harness_test, with the timeout of the settings file.  The tree is
+# fadvise_test, with the timeout of the settings file.  The tree is
 # read-only here, so it builds in /tmp.  Its own TAP is nested under "# ".
 echo "# selftest: kselftest"
 echo "1..1"
 ks=/tmp/kselftest
 out=$(make -C "$tree/tools/testing/selftests" TARGETS=streamid O=$ks \
 	INSTALL_PATH=$ks/install install 2>&1 &&
-	$ks/install/run_kselftest.sh -t streamid:harness_test 2>&1)
+	$ks/install/run_kselftest.sh -t streamid:fadvise_test 2>&1)
 rc=$?
 sed 's/^/# /' <<< "$out"
-if [ $rc -eq 0 ] && grep -q '^ok 1 selftests: streamid: harness_test' <<< "$out" &&
+if [ $rc -eq 0 ] && grep -q '^ok 1 selftests: streamid: fadvise_test' <<< "$out" &&
    ! grep -q '^not ok' <<< "$out"; then
-	echo "ok 1 kselftest: install, run_kselftest.sh -t streamid:harness_test"
+	echo "ok 1 kselftest: install, run_kselftest.sh -t streamid:fadvise_test"
 else
-	echo "not ok 1 kselftest: install, run_kselftest.sh -t streamid:harness_test"
+	echo "not ok 1 kselftest: install, run_kselftest.sh -t streamid:fadvise_test"
 fi
 echo "# exit: 0"

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Tests of the test environment itself, run in the guest that vm.sh
- * boots: the guest runs the kernel that was just built, the NVMe disk vm.sh
- * attached is there, and fio and nvme-cli work on it.  What vm.sh and the
- * build know is passed in STREAMID_* variables; without them the tests
- * that need them skip.
+ * Tests of the test environment itself, not of the series: harness/check.sh
+ * builds this with the selftests' headers and runs it with them in the
+ * guest that vm.sh boots.  The guest runs the kernel that was just built,
+ * the NVMe disk vm.sh attached is there, and fio and nvme-cli work on it.
+ * What vm.sh and the build know is passed in STREAMID_* variables; without
+ * them the tests that need them skip.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -18,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../kselftest_harness.h"
+#include "kselftest_harness.h"
 #include "streamid.h"
 
 /* Run a shell command, keep the start of its output; its exit status. */
