@@ -7,6 +7,7 @@
 #define STREAMID_FS_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -125,37 +126,59 @@ enum fs_flush {
 	FLUSH_DIRECT,		/* O_DIRECT writes, then fsync() */
 };
 
-/* Write @mib MiB of the pattern for @pattern to @path with stream @id. */
-static inline int fs_write_file(const char *path, int id, int mib,
-				int pattern, enum fs_flush flush)
+/*
+ * Write @mib MiB of the pattern for @pattern to @path with stream @id.
+ * With @ready >= 0, then say so with one byte on @ready (0: written) and
+ * keep the file open until @hold, the read end of a pipe, gives EOF.
+ */
+static inline int fs_write_file_held(const char *path, int id, int mib,
+				     int pattern, enum fs_flush flush,
+				     int ready, int hold)
 {
 	int flags = flush == FLUSH_DIRECT ? O_DIRECT : 0;
 	int fd, i, ret = 0;
+	char c;
 
 	fd = open(path, O_WRONLY | O_CREAT | flags, 0644);
-	if (fd < 0)
-		return -1;
-	if (posix_fadvise(fd, id, 0, POSIX_FADV_STREAMID))
+	if (fd < 0 || posix_fadvise(fd, id, 0, POSIX_FADV_STREAMID))
 		ret = -1;
 	for (i = 0; i < mib && !ret; i++)
 		ret = write_at(fd, (off_t)i << 20, 1 << 20, pattern);
 	if (!ret && (flush == FLUSH_FSYNC || flush == FLUSH_DIRECT))
 		ret = fsync(fd);
-	if (close(fd))
+	/* Said also after a failure, or the one waiting would wait forever. */
+	if (ready >= 0) {
+		c = !!ret;
+		if (write(ready, &c, 1) != 1)
+			ret = -1;
+		while (read(hold, &c, 1) > 0)
+			;
+	}
+	if (fd >= 0 && close(fd))
 		ret = -1;
 	return ret;
 }
 
+static inline int fs_write_file(const char *path, int id, int mib,
+				int pattern, enum fs_flush flush)
+{
+	return fs_write_file_held(path, id, mib, pattern, flush, -1, -1);
+}
+
 /*
  * Write file i of @n, "@mnt/f<id>", with stream ids[i] and @mib MiB, all
- * at once, one process each, and flush as @flush says.  0 when every
- * writer succeeded.
+ * at once, one process each, and flush as @flush says.  For FLUSH_SYNC
+ * and FLUSH_BACKGROUND the writers keep their files open until the flush
+ * is done, so that sync() or the flusher writes the data back, not the
+ * last close.  0 when every writer succeeded.
  */
 static inline int fs_write_files(const char *mnt, const int *ids, int n,
 				 int mib, enum fs_flush flush)
 {
-	char path[300];
+	bool held = flush == FLUSH_SYNC || flush == FLUSH_BACKGROUND;
+	int ready[2] = { -1, -1 }, hold[2] = { -1, -1 };
 	int i, status, ret = 0;
+	char path[300], c;
 	pid_t pid;
 
 	/* Dirty data expires after 1 s, and the flusher looks every 0.5 s. */
@@ -163,23 +186,39 @@ static inline int fs_write_files(const char *mnt, const int *ids, int n,
 	    (write_attr(FS_VM, "dirty_expire_centisecs", "100") ||
 	     write_attr(FS_VM, "dirty_writeback_centisecs", "50")))
 		return -1;
+	if (held && (pipe(ready) || pipe(hold)))
+		return -1;
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/f%d", mnt, ids[i]);
 		pid = fork();
 		if (pid < 0)
 			return -1;
-		if (!pid)
-			_exit(fs_write_file(path, ids[i], mib, ids[i],
-					    flush) ? 1 : 0);
+		if (!pid) {
+			if (held)
+				close(hold[1]);
+			_exit(fs_write_file_held(path, ids[i], mib, ids[i],
+						 flush, ready[1], hold[0]) ?
+			      1 : 0);
+		}
+	}
+	if (held) {
+		close(ready[1]);
+		close(hold[0]);
+		/* Every writer has written, and holds its file open. */
+		for (i = 0; i < n; i++)
+			if (read(ready[0], &c, 1) != 1 || c)
+				ret = -1;
+		close(ready[0]);
+		if (flush == FLUSH_SYNC)
+			sync();
+		if (!ret && flush == FLUSH_BACKGROUND)
+			ret = fs_wait_clean(mnt, ids, n, 60);
+		close(hold[1]);
 	}
 	for (i = 0; i < n; i++)
 		if (wait(&status) < 0 || !WIFEXITED(status) ||
 		    WEXITSTATUS(status))
 			ret = -1;
-	if (flush == FLUSH_SYNC)
-		sync();
-	if (!ret && flush == FLUSH_BACKGROUND)
-		ret = fs_wait_clean(mnt, ids, n, 60);
 	return ret;
 }
 

@@ -32,6 +32,9 @@
 #define MD		"/dev/md100"
 #define DM		"/dev/mapper/stack_test"
 #define TABLE		" /tmp/stack_test.table"
+/* A dm-linear table of $1 then $2, both of $s sectors, in TABLE. */
+#define LINEAR_TABLE	"printf '0 %s linear %s 0\\n%s %s linear %s 0\\n' " \
+			"$s $1 $s $s $2 >" TABLE
 
 /*
  * Run the shell command that @fmt makes, with the members as $1...; its
@@ -107,8 +110,7 @@ FIXTURE_VARIANT(stack) {
 FIXTURE_VARIANT_ADD(stack, dm_linear) { .s = {
 	.members = 2, .copies = 1, .node = DM, .concatenated = true,
 	.up = { "s=$(blockdev --getsz $1)",
-		"printf '0 %s linear %s 0\\n%s %s linear %s 0\\n' $s $1 $s $s $2 >" TABLE,
-		"dmsetup create stack_test " TABLE },
+		LINEAR_TABLE, "dmsetup create stack_test " TABLE },
 	.down = "dmsetup remove stack_test",
 } };
 
@@ -131,6 +133,7 @@ FIXTURE_VARIANT_ADD(stack, dm_crypt) { .s = {
 } };
 
 #define MDADM "mdadm --create " MD " --run --metadata=1.2 --assume-clean "
+#define MD_RAID1 MDADM "--level=1 --bitmap=none --raid-devices=2 $1 $2"
 
 FIXTURE_VARIANT_ADD(stack, md_linear) { .s = {
 	.members = 2, .copies = 1, .node = MD, .concatenated = true,
@@ -146,7 +149,7 @@ FIXTURE_VARIANT_ADD(stack, md_raid0) { .s = {
 
 FIXTURE_VARIANT_ADD(stack, md_raid1) { .s = {
 	.members = 2, .copies = 2, .node = MD,
-	.up = { MDADM "--level=1 --bitmap=none --raid-devices=2 $1 $2" },
+	.up = { MD_RAID1 },
 	.down = "mdadm --stop " MD,
 } };
 
@@ -296,6 +299,45 @@ TEST(dm_without_devices)
 		EXPECT_EQ(0, node_max_streams(DM));
 		ASSERT_EQ(0, sh(_metadata, NULL, 0,
 				"dmsetup remove stack_test"));
+	}
+}
+
+/*
+ * Members with different streams: dm-linear and md raid1 over members
+ * with 8 and 4 show 4, and dm-linear over members with 8 and 0 shows 0,
+ * the fewest of any member, since a write may go to either.
+ */
+TEST(fewest_streams)
+{
+	static const int streams[][2] = { { STREAMS, 4 }, { STREAMS, 0 } };
+	char dir[2][128], dev[2][64], name[32];
+	int t, i;
+
+	if (access(NULLB, F_OK))
+		SKIP(return, "no null_blk configfs");
+	setenv("DM_DISABLE_UDEV", "1", 1);
+	for (t = 0; t < 2; t++) {
+		for (i = 0; i < 2; i++) {
+			snprintf(name, sizeof(name), "fewest%d", i);
+			ASSERT_EQ(0, nullb_create(name, MEMBER_MIB,
+						  streams[t][i], 0, dir[i],
+						  sizeof(dir[i]), dev[i],
+						  sizeof(dev[i])));
+		}
+		ASSERT_EQ(0, sh(_metadata, dev, 2, "%s && %s && %s",
+				"s=$(blockdev --getsz $1)",
+				LINEAR_TABLE,
+				"dmsetup create stack_test " TABLE));
+		EXPECT_EQ(streams[t][1], node_max_streams(DM));
+		ASSERT_EQ(0, sh(_metadata, NULL, 0,
+				"dmsetup remove stack_test"));
+		if (!t) {
+			ASSERT_EQ(0, sh(_metadata, dev, 2, "%s", MD_RAID1));
+			EXPECT_EQ(streams[t][1], node_max_streams(MD));
+			ASSERT_EQ(0, sh(_metadata, NULL, 0, "mdadm --stop " MD));
+		}
+		for (i = 0; i < 2; i++)
+			ASSERT_EQ(0, nullb_remove(dir[i]));
 	}
 }
 
