@@ -8,11 +8,15 @@
 # sequential writes 16 at a time alternating between two descriptors:
 # "merge0" (no ID), "merge1" (both ID 1), "merge2" (IDs 1 and 2).  The
 # device keeps no streams (max_streams 0), where merging them would be
-# harmless.
-# Usage: bench-guest.sh KERNEL RUNS WRITES SETSTREAM_SO MERGE_LOAD CASE...
+# harmless.  And what close() costs with CLOSE_LOAD, of a file on ext4
+# with 64 MiB dirty: "close0" (no ID), "close1" (ID 1); for these the
+# last two figures are the guest ns of the close and the sectors the
+# disk wrote during it.
+# Usage: bench-guest.sh KERNEL RUNS WRITES SETSTREAM_SO MERGE_LOAD
+#        CLOSE_LOAD CASE...
 set -euo pipefail
-kernel=$1 runs=$2 writes=$3 so=$4 merge=$5
-shift 5
+kernel=$1 runs=$2 writes=$3 so=$4 merge=$5 closer=$6
+shift 6
 
 nullb=/sys/kernel/config/nullb/bench
 mkdir "$nullb"
@@ -60,8 +64,25 @@ if [[ " $* " == *" set "* ]]; then
 	echo 0 > "$proof/power"
 	rmdir "$proof"
 fi
+# ext4 on a memory-backed null_blk without streams, for the close cases.
+if [[ " $* " == *" close"* ]]; then
+	closefs=/sys/kernel/config/nullb/closefs
+	mkdir "$closefs"
+	echo 256 > "$closefs/size"
+	echo 1 > "$closefs/memory_backed"
+	echo 1 > "$closefs/power"
+	mkfs.ext4 -q -F /dev/closefs
+	mkdir -p /tmp/closefs
+	mount /dev/closefs /tmp/closefs
+fi
 for run in $(seq "$runs"); do
 	for c in "$@"; do
+		case $c in
+		close[01])
+			echo "result $kernel $c $run $("$closer" /tmp/closefs/f \
+				64 "${c#close}" closefs)"
+			continue ;;
+		esac
 		r0=$(requests)
 		case $c in
 		unset) ns=$(job "$writes") ;;
@@ -78,3 +99,8 @@ for run in $(seq "$runs"); do
 done
 echo 0 > "$nullb/power"
 rmdir "$nullb"
+if [ -n "${closefs:-}" ]; then
+	umount /tmp/closefs
+	echo 0 > "$closefs/power"
+	rmdir "$closefs"
+fi

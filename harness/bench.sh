@@ -13,7 +13,9 @@
 # And what the rule that writes of different stream IDs never merge
 # costs where it costs most: sequential writes that would all merge,
 # alternating between two IDs (harness/merge-load.c), in instructions
-# and in requests per write.
+# and in requests per write.  And close() of a file with 64 MiB dirty,
+# with an ID and without (harness/close-load.c): its guest time and the
+# sectors written during it.
 #
 # Also the sizes of the structs the series touches, base and patched,
 # from pahole on objects built with debug information.
@@ -55,6 +57,7 @@ join "$OUT/bench-sizes-base" "$OUT/bench-sizes" | awk '
 gcc -shared -fPIC -O2 -Wall -o "$WORK/setstream.so" \
 	"$TOP/harness/setstream.c" -ldl
 gcc -O2 -Wall -o "$WORK/merge-load" "$TOP/harness/merge-load.c"
+gcc -O2 -Wall -o "$WORK/close-load" "$TOP/harness/close-load.c"
 
 results=$OUT/bench-results
 : > "$results"
@@ -62,12 +65,14 @@ vm_bench()
 {
 	"$TOP/$SELFTESTS/vm.sh" -t 1800 -c 1 -q -icount -q shift=0,sleep=off \
 		"$1" -- "$TOP/harness/bench-guest.sh" "$2" "$runs" "$writes" \
-		"$WORK/setstream.so" "$WORK/merge-load" "${@:3}" | tee -a "$results" | grep '^result'
+		"$WORK/setstream.so" "$WORK/merge-load" "$WORK/close-load" \
+		"${@:3}" | tee -a "$results" | grep '^result'
 }
 echo "== $writes writes per run, $runs runs per boot, $rounds boots per kernel"
 for r in $(seq "$rounds"); do
-	vm_bench "$OUT/bzImage-base" base unset merge0
-	vm_bench "$OUT/bzImage" patched unset set merge0 merge1 merge2
+	vm_bench "$OUT/bzImage-base" base unset merge0 close0
+	vm_bench "$OUT/bzImage" patched unset set merge0 merge1 merge2 \
+		close0 close1
 done
 
 echo "== instructions per write (guest ns under -icount shift=0)"
@@ -106,4 +111,9 @@ show(("base", "merge0"), (("base", "merge0", "no IDs"),
                           ("patched", "merge0", "no IDs"),
                           ("patched", "merge1", "IDs 1, 1"),
                           ("patched", "merge2", "IDs 1, 2")))
+print("== close() of a file on ext4 with 64 MiB dirty, device without"
+      " streams; last column: sectors written during the close")
+show(("base", "close0"), (("base", "close0", "no ID"),
+                          ("patched", "close0", "no ID"),
+                          ("patched", "close1", "ID 1")))
 PY

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -169,30 +170,25 @@ static long io_destroy(aio_context_t ctx)
 #define BATCH 8
 
 /*
- * Eight adjacent 4 KiB writes submitted together, so that the plug merges
- * them: four from a file with stream 1, then four from one with stream 2.
- * The writes of each stream merge, but no request mixes the two.
+ * Submit BATCH adjacent 4 KiB O_DIRECT writes from offset 0 in one
+ * io_submit(), so that the plug can merge them: the i-th through @fds[i],
+ * with the pattern of @ids[i].  Waits for them all.
  */
-TEST_F(nullb, merges)
+static void write_batch(struct __test_metadata *_metadata, const int *fds,
+			const int *ids)
 {
-	static const int ids[] = { 1, 2, -1 };
 	struct iocb cb[BATCH], *cbs[BATCH];
 	struct io_event ev[BATCH];
 	aio_context_t ctx = 0;
-	struct stats st;
 	void *buf[BATCH];
-	int fd[2], i, got = 0;
+	int i, got = 0;
 
-	fd[0] = open_stream(self->dev, O_WRONLY | O_DIRECT, 1);
-	fd[1] = open_stream(self->dev, O_WRONLY | O_DIRECT, 2);
-	ASSERT_LE(0, fd[0]);
-	ASSERT_LE(0, fd[1]);
 	ASSERT_EQ(0, io_setup(BATCH, &ctx));
 	memset(cb, 0, sizeof(cb));
 	for (i = 0; i < BATCH; i++) {
 		ASSERT_EQ(0, posix_memalign(&buf[i], 4096, 4096));
-		fill(buf[i], 4096, i * 4096, 1 + i / 4);
-		cb[i].aio_fildes = fd[i / 4];
+		fill(buf[i], 4096, i * 4096, ids[i]);
+		cb[i].aio_fildes = fds[i];
 		cb[i].aio_lio_opcode = IOCB_CMD_PWRITE;
 		cb[i].aio_buf = (unsigned long)buf[i];
 		cb[i].aio_nbytes = 4096;
@@ -211,6 +207,27 @@ TEST_F(nullb, merges)
 	io_destroy(ctx);
 	for (i = 0; i < BATCH; i++)
 		free(buf[i]);
+}
+
+/*
+ * Eight adjacent 4 KiB writes submitted together, so that the plug merges
+ * them: four from a file with stream 1, then four from one with stream 2.
+ * The writes of each stream merge, but no request mixes the two.
+ */
+TEST_F(nullb, merges)
+{
+	static const int ids[] = { 1, 2, -1 };
+	static const int pattern[BATCH] = { 1, 1, 1, 1, 2, 2, 2, 2 };
+	struct stats st;
+	int fd[2], fds[BATCH], i;
+
+	fd[0] = open_stream(self->dev, O_WRONLY | O_DIRECT, 1);
+	fd[1] = open_stream(self->dev, O_WRONLY | O_DIRECT, 2);
+	ASSERT_LE(0, fd[0]);
+	ASSERT_LE(0, fd[1]);
+	for (i = 0; i < BATCH; i++)
+		fds[i] = fd[i / 4];
+	write_batch(_metadata, fds, pattern);
 	close(fd[0]);
 	close(fd[1]);
 
@@ -224,7 +241,47 @@ TEST_F(nullb, merges)
 	TH_LOG("requests: stream 1 %llu, stream 2 %llu", st.requests[1],
 	       st.requests[2]);
 	for (i = 0; i < BATCH; i++)
-		EXPECT_EQ(0, check_at(self->dev, i * 4096, 4096, 1 + i / 4));
+		EXPECT_EQ(0, check_at(self->dev, i * 4096, 4096, pattern[i]));
+}
+
+/*
+ * A device without streams gets the writes of two files with different
+ * IDs, alternating, exactly as it gets them without IDs: merged into as
+ * few requests (counted by the disk), none of them in a stream.
+ */
+TEST(no_streams_same_requests)
+{
+	static const int pattern[BATCH] = { 1, 2, 1, 2, 1, 2, 1, 2 };
+	unsigned long long before, requests[2];
+	char dir[256], dev[128], name[64];
+	int fd[2], fds[BATCH], i, tagged;
+
+	if (access(NULLB, F_OK))
+		SKIP(return, "no null_blk configfs");
+	snprintf(name, sizeof(name), "streamid_none%d", getpid());
+	ASSERT_EQ(0, nullb_create(name, 16, 0, 0, dir, sizeof(dir), dev,
+				  sizeof(dev)));
+	for (tagged = 0; tagged < 2; tagged++) {
+		for (i = 0; i < 2; i++) {
+			fd[i] = open_stream(dev, O_WRONLY | O_DIRECT,
+					    tagged ? 1 + i : 0);
+			ASSERT_LE(0, fd[i]);
+		}
+		for (i = 0; i < BATCH; i++)
+			fds[i] = fd[i % 2];
+		before = disk_stat(name, 4);
+		write_batch(_metadata, fds, pattern);
+		requests[tagged] = disk_stat(name, 4) - before;
+		close(fd[0]);
+		close(fd[1]);
+		for (i = 0; i < BATCH; i++)
+			EXPECT_EQ(0, check_at(dev, i * 4096, 4096, pattern[i]));
+	}
+	TH_LOG("write requests for %d writes: %llu without IDs, %llu with",
+	       BATCH, requests[0], requests[1]);
+	EXPECT_GT(BATCH, requests[0]);
+	EXPECT_EQ(requests[0], requests[1]);
+	EXPECT_EQ(0, nullb_remove(dir));
 }
 
 /*
@@ -311,6 +368,64 @@ TEST_F(nullb, id_ends_at_last_close)
 	EXPECT_LT(8192, st.sectors[0]);
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }))
 		TH_LOG("stream %d", only(&st, (const int []){ 0, -1 }));
+}
+
+/*
+ * A device that is held takes an ID from its holder only.  With an ID set
+ * on an open file of the device, mkfs (which opens it O_EXCL) and mount
+ * claim the device, which ends the ID: what mkfs and the file system
+ * write through the device's page cache is in stream 0.  fadvise on the
+ * mounted device fails with EBUSY and changes nothing; after the unmount
+ * it works again.  An O_EXCL opener may set one, and others may not.
+ */
+TEST_F(nullb, held_device)
+{
+	char cmd[1024], mnt[64];
+	struct stats st;
+	int fd, other, excl;
+
+	fd = open_stream(self->dev, O_WRONLY, 5);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, write_at(fd, 0, 1 << 20, 5));
+	ASSERT_EQ(0, fsync(fd));
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(2048, st.sectors[5]);
+	ASSERT_EQ(0, write_attr(self->dir, "stream_stats", "0"));
+
+	snprintf(mnt, sizeof(mnt), "/tmp/blockdev_test.%d", getpid());
+	ASSERT_EQ(0, mkdir(mnt, 0755));
+	snprintf(cmd, sizeof(cmd),
+		 "mkfs.ext4 -q -F %1$s && mount %1$s %2$s && dd if=/dev/zero of=%2$s/f bs=1M count=4 conv=fsync status=none && sync",
+		 self->dev, mnt);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_LT(8192, st.sectors[0]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }))
+		TH_LOG("stream %d", only(&st, (const int []){ 0, -1 }));
+
+	EXPECT_EQ(EBUSY, posix_fadvise(fd, 6, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(5, fdinfo_streamid(fd));
+	other = open(self->dev, O_WRONLY);
+	ASSERT_LE(0, other);
+	EXPECT_EQ(EBUSY, posix_fadvise(other, 6, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, fdinfo_streamid(other));
+	EXPECT_EQ(0, umount(mnt));
+	rmdir(mnt);
+	EXPECT_EQ(0, posix_fadvise(other, 6, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, close(other));
+
+	excl = open(self->dev, O_WRONLY | O_EXCL);
+	ASSERT_LE(0, excl);
+	EXPECT_EQ(0, posix_fadvise(excl, 7, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(EBUSY, posix_fadvise(fd, 8, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, write_attr(self->dir, "stream_stats", "0"));
+	ASSERT_EQ(0, write_at(excl, 64 << 20, 1 << 20, 7));
+	ASSERT_EQ(0, fsync(excl));
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(2048, st.sectors[7]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 7, -1 }));
+	ASSERT_EQ(0, close(excl));
+	ASSERT_EQ(0, close(fd));
 }
 
 /* Writing to stream_stats resets it; 256 streams are refused. */

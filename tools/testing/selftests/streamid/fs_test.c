@@ -413,11 +413,14 @@ TEST_F(fs, new_file_has_no_stream)
 }
 
 /*
- * A file's ID ends with its last writer.  Data left dirty at the last
- * close is written with it, as the close starts its writeback; a file
- * opened for writing later, with no ID of its own, writes in stream 0,
- * whether the inode stayed cached or not.  Another writer that probes
- * for the advice by clearing its own ID and closes does not end it.
+ * A file's ID ends once it has no writer and its data is written.  The
+ * last close writes nothing: the data left dirty is written with the ID
+ * later (here by sync()), and then the ID ends, so a file opened for
+ * writing afterwards, with no ID of its own, writes in stream 0, whether
+ * the inode stayed cached or not.  Another writer that probes for the
+ * advice by clearing its own ID, or that set the same ID and clears it
+ * while the first is open, does not end it.  The only writer that clears
+ * the ID it set writes in stream 0.
  */
 TEST_F(fs, id_ends_with_last_writer)
 {
@@ -433,8 +436,18 @@ TEST_F(fs, id_ends_with_last_writer)
 	fd2 = open(path, O_WRONLY);
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, posix_fadvise(fd2, 0, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, posix_fadvise(fd2, 8, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, posix_fadvise(fd2, 0, 0, POSIX_FADV_STREAMID));
 	ASSERT_EQ(0, close(fd2));
 	ASSERT_EQ(0, close(fd));
+	/* The closes wrote nothing of the file's 4096 sectors. */
+	for (d = 0; d < variant->v.devices; d++) {
+		ASSERT_EQ(0, read_stats(self->e.dir[d], &st));
+		TH_LOG("dev %d after the last close: %llu sectors in 8, %llu in 0",
+		       d, st.sectors[8], st.sectors[0]);
+		EXPECT_EQ(0, st.sectors[8]);
+		EXPECT_GT(4096, st.sectors[0]);
+	}
 	sync();
 	EXPECT_EQ(0, check_streams(_metadata, &self->e, &variant->v,
 				   (const int []){ 8 }, 1, FILE_SECTORS / 2,
@@ -444,6 +457,11 @@ TEST_F(fs, id_ends_with_last_writer)
 	fd = open(path, O_WRONLY);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, write_at(fd, 2 << 20, 2 << 20, 8));
+	ASSERT_EQ(0, fsync(fd));
+	/* The only writer clears the ID it set: its data goes to 0. */
+	ASSERT_EQ(0, posix_fadvise(fd, 9, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, write_at(fd, 0, 2 << 20, 8));
 	ASSERT_EQ(0, fsync(fd));
 	ASSERT_EQ(0, close(fd));
 	for (d = 0; d < variant->v.devices; d++) {
