@@ -375,8 +375,9 @@ TEST_F(nullb, id_ends_at_last_close)
  * on an open file of the device, mkfs (which opens it O_EXCL) and mount
  * claim the device, which ends the ID: what mkfs and the file system
  * write through the device's page cache is in stream 0.  fadvise on the
- * mounted device fails with EBUSY and changes nothing; after the unmount
- * it works again.  An O_EXCL opener may set one, and others may not.
+ * mounted device fails with EBUSY and changes nothing, but clearing an
+ * ID works; after the unmount it works again.  An O_EXCL opener may set
+ * one, and others may not.
  */
 TEST_F(nullb, held_device)
 {
@@ -405,6 +406,9 @@ TEST_F(nullb, held_device)
 
 	EXPECT_EQ(EBUSY, posix_fadvise(fd, 6, 0, POSIX_FADV_STREAMID));
 	EXPECT_EQ(5, fdinfo_streamid(fd));
+	/* Clearing its own ID is never refused. */
+	EXPECT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, fdinfo_streamid(fd));
 	other = open(self->dev, O_WRONLY);
 	ASSERT_LE(0, other);
 	EXPECT_EQ(EBUSY, posix_fadvise(other, 6, 0, POSIX_FADV_STREAMID));

@@ -475,6 +475,45 @@ TEST_F(fs, id_ends_with_last_writer)
 }
 
 /*
+ * The ID also ends at the last close when the file's data is written
+ * already, and at a truncate by path that drops the data still dirty: a
+ * writer that opens the file next, with no ID of its own, writes in 0.
+ */
+TEST_F(fs, id_ends_at_close_or_truncate)
+{
+	char path[300];
+	struct stats st;
+	int fd, d, round;
+
+	snprintf(path, sizeof(path), "%s/f11", self->e.mnt);
+	for (round = 0; round < 2; round++) {
+		fd = open(path, O_WRONLY | O_CREAT, 0644);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, posix_fadvise(fd, 11, 0, POSIX_FADV_STREAMID));
+		ASSERT_EQ(0, write_at(fd, 0, 1 << 20, 11));
+		if (!round)
+			ASSERT_EQ(0, fsync(fd));
+		ASSERT_EQ(0, close(fd));
+		if (round)
+			ASSERT_EQ(0, truncate(path, 0));
+		ASSERT_EQ(0, reset_stats(&self->e));
+
+		fd = open(path, O_WRONLY);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, write_at(fd, 1 << 20, 1 << 20, 0));
+		ASSERT_EQ(0, fsync(fd));
+		ASSERT_EQ(0, close(fd));
+		for (d = 0; d < variant->v.devices; d++) {
+			ASSERT_EQ(0, read_stats(self->e.dir[d], &st));
+			EXPECT_LT(0, st.sectors[0]);
+			EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }))
+				TH_LOG("round %d: stream %d", round,
+				       only(&st, (const int []){ 0, -1 }));
+		}
+	}
+}
+
+/*
  * The data of a file unlinked before its last close dies with it: the
  * close that ends the ID does not write it back first.
  */
