@@ -1562,7 +1562,7 @@ static int ns_cycle_under_host(const struct host *h, const char *streams,
  * (d) the target dropping the state of its own; after each the streams
  * come back, and the data reads back.
  */
-TEST_F(host, writes_never_fail)
+TEST_F_TIMEOUT(host, writes_never_fail, 120)
 {
 	struct writers w = { };
 	struct stats st;
@@ -3077,7 +3077,7 @@ TEST_F(fdp_host, get_features_fails)
  * FDP turned off and on again under the host, and FDP turned off without
  * telling it; placement comes back each time.
  */
-TEST_F(fdp_host, writes_never_fail)
+TEST_F_TIMEOUT(fdp_host, writes_never_fail, 120)
 {
 	struct writers w = { };
 	struct stats st;
