@@ -88,6 +88,8 @@ echo 1 > "$sub/namespaces/1/enable"
 mkdir "$T/ports/1"
 echo loop > "$T/ports/1/addr_trtype"
 ln -s "$sub" "$T/ports/1/subsystems/demo-streams"
+# The host enables a drive's Streams only when told to (off by default).
+echo Y > /sys/module/nvme_core/parameters/streams
 nvme connect -t loop -n demo-streams > /dev/null
 nvmedev=
 for _ in $(seq 50); do

@@ -10,8 +10,8 @@
  * s goes to the one of handle s - 1 with the Data Placement directive.
  * The rest of what is said below of Streams holds for FDP too: when a
  * write carries a placement, what makes a write refused for it, and that
- * nothing fails because of it.  "fdp=0" turns FDP off, "streams=0" the
- * Streams directive.
+ * nothing fails because of it.  "fdp=0" turns FDP off; the Streams
+ * directive is only used with "streams=1".
  *
  * Each namespace whose Identify directive lists Streams is set up when
  * the controller's namespaces are scanned, after the controller is live:
@@ -28,17 +28,28 @@
  * up on the controller as it is now (NVME_NS_STREAMS): a controller reset
  * ends that, and the scan that follows sets them up again.  A write the
  * device still refuses for its directive goes out again without it (see
- * nvme_streams_refused()).  Nothing here fails a probe or a write: a
+ * nvme_streams_refused()), and only if that succeeds does the namespace
+ * stop using streams.  Nothing here fails a probe or a write: a
  * namespace whose set-up fails works on without streams, with one log
  * line, and a controller that lets directive commands time out twice is
  * sent no more of them.
  */
 #include "nvme.h"
 
-static bool streams = true;
+/*
+ * Off by default.  Enabling Streams changes the state of a device for
+ * every host and namespace that shares its stream resources, and some
+ * devices place data differently once it is on.  The support of Linux
+ * 4.13 to 5.17, once turned on, enabled Streams on every capable
+ * namespace whether anyone used streams or not, which is part of why it
+ * was removed.  The administrator who wants streams turns this on.  (FDP
+ * needs no such switch: the host changes nothing on the device to use
+ * it.)
+ */
+static bool streams;
 module_param(streams, bool, 0644);
 MODULE_PARM_DESC(streams,
-		 "use the Streams directive of controllers that have it (default: true)");
+		 "enable and use the Streams directive of controllers that have it (default: false)");
 
 static bool fdp = true;
 module_param(fdp, bool, 0644);
@@ -137,10 +148,25 @@ void nvme_streams_init_ctrl(struct nvme_ctrl *ctrl)
 				 srcu_read_lock_held(&ctrl->srcu)) {
 		clear_bit(NVME_NS_STREAMS, &ns->flags);
 		clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
-		clear_bit(NVME_NS_STREAMS_RETRIED, &ns->flags);
-		clear_bit(NVME_NS_FDP_REFUSED, &ns->flags);
 	}
 	srcu_read_unlock(&ctrl->srcu, srcu_idx);
+}
+
+/*
+ * Whether @ns may use the streams that its device says are enabled.  Not
+ * after a write was refused for its stream (nvme_streams_resent()) while
+ * they are off since: the device refused them although enabled, and they
+ * stay off until the next reset.  Once a scan finds them set up again and
+ * still enabled, a later refusal asks for a scan again.
+ */
+static bool nvme_streams_trusted(struct nvme_ns *ns)
+{
+	if (!test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags))
+		return true;
+	if (!test_bit(NVME_NS_STREAMS, &ns->flags))
+		return false;
+	clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
+	return true;
 }
 
 /*
@@ -341,7 +367,6 @@ static u16 nvme_fdp_setup(struct nvme_ns *ns, u16 endgid,
 	if (*err) {
 		/* Said for a new namespace; Streams may still be there. */
 		*used = false;
-		clear_bit(NVME_NS_FDP_REFUSED, &ns->flags);
 		if (!test_bit(NVME_NS_READY, &ns->flags))
 			dev_info(ns->ctrl->device,
 				 "nsid %u: FDP not used: FDP feature failed (%d)\n",
@@ -352,14 +377,16 @@ static u16 nvme_fdp_setup(struct nvme_ns *ns, u16 endgid,
 	result = le32_to_cpu(res.u32);
 	*used = result & NVME_FDP_FDPE;
 	/*
-	 * After a write refused for its placement: none until the next reset
-	 * if FDP is still enabled; set up afresh once it has been disabled.
+	 * FDP disabled: where the streams were placement handles, that
+	 * explains a refusal of them, and FDP is set up afresh once it is
+	 * enabled again.
 	 */
 	if (!*used) {
-		clear_bit(NVME_NS_FDP_REFUSED, &ns->flags);
+		if (ns->plids)
+			clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
 		return 0;
 	}
-	if (test_bit(NVME_NS_FDP_REFUSED, &ns->flags))
+	if (!nvme_streams_trusted(ns))
 		return 0;
 
 	runs = nvme_fdp_runs(ns, endgid,
@@ -369,9 +396,8 @@ static u16 nvme_fdp_setup(struct nvme_ns *ns, u16 endgid,
 	n = nvme_fdp_handles(ns, si, why, err);
 	if (!n)
 		return 0;
-	si->fdp = true;
 	/* Said when the count changes; io_min and io_opt stay as they were. */
-	if (n != ns->nr_streams || !test_bit(NVME_NS_FDP, &ns->flags))
+	if (n != ns->nr_streams || !ns->plids)
 		dev_info(ns->ctrl->device,
 			 "nsid %u: FDP, %u placement handles, reclaim unit %llu bytes\n",
 			 ns->head->ns_id, n, runs);
@@ -407,20 +433,9 @@ static u16 nvme_streams_setup(struct nvme_ns *ns, struct nvme_id_ns *id,
 	if (ret || !supported)
 		return 0;
 
-	/*
-	 * After a refused write: set up again once where the device lost its
-	 * state (the namespace went and came back); none until the next
-	 * reset where it refused although enabled, or lost it again before
-	 * a scan saw it keep it.
-	 */
-	if (test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags)) {
-		if (enabled ||
-		    test_and_set_bit(NVME_NS_STREAMS_RETRIED, &ns->flags))
-			return 0;
-		clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
-	} else if (enabled) {
-		clear_bit(NVME_NS_STREAMS_RETRIED, &ns->flags);
-	}
+	/* One that lost its state (the namespace came back) is set up again. */
+	if (enabled && !nvme_streams_trusted(ns))
+		return 0;
 	if (!enabled) {
 		ret = nvme_dir_enable_streams(ns);
 		if (ret) {
@@ -466,10 +481,6 @@ void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
 	/* The queue is frozen: no write reads the placement identifiers. */
 	swap(ns->plids, si->plids);
 	kfree(si->plids);
-	if (si->fdp)
-		set_bit(NVME_NS_FDP, &ns->flags);
-	else
-		clear_bit(NVME_NS_FDP, &ns->flags);
 	if (si->path_error)
 		set_bit(NVME_NS_STREAMS_UNKNOWN, &ns->flags);
 	else
@@ -526,13 +537,12 @@ void nvme_streams_path_live(struct nvme_ns *ns)
 /*
  * A write that the device refused with Invalid Field while it carried the
  * Streams or the Data Placement directive, or with FDP Disabled while it
- * carried the Data Placement directive: the device no longer has
- * Streams enabled for the namespace (it was reset, or the namespace went
- * and came back), or FDP was disabled, or it does not take them at all.
- * The namespace stops using streams, with one log line, and a scan sets
- * them up again where the device merely lost its state.  The caller
- * sends the write again, whatever its retry count, and it goes without
- * directive: it can be refused so only once.
+ * carried the Data Placement directive, as a device does that no longer
+ * has Streams enabled for the namespace (it was reset, or the namespace
+ * went and came back), or has FDP disabled, or does not take them at
+ * all.  Whether the directive was the cause is not known yet: the caller
+ * sends the write again without it, whatever its retry count, and
+ * nvme_streams_resent() sees how that ends.
  */
 bool nvme_streams_refused(struct request *req)
 {
@@ -548,14 +558,28 @@ bool nvme_streams_refused(struct request *req)
 	    (dtype != NVME_RW_DTYPE_STREAMS && dtype != NVME_RW_DTYPE_DPLCMT))
 		return false;
 	nvme_req(req)->flags |= NVME_REQ_NO_STREAM;
-	if (test_and_clear_bit(NVME_NS_STREAMS, &ns->flags)) {
-		set_bit(dtype == NVME_RW_DTYPE_DPLCMT ? NVME_NS_FDP_REFUSED :
-			NVME_NS_STREAMS_REFUSED, &ns->flags);
-		dev_info(ns->ctrl->device,
-			 "nsid %u: %s not used: a write was refused for its stream\n",
-			 ns->head->ns_id,
-			 dtype == NVME_RW_DTYPE_DPLCMT ? "FDP" : "Streams");
-		nvme_queue_scan(ns->ctrl);
-	}
 	return true;
+}
+
+/*
+ * A write sent again without its directive (nvme_streams_refused()) has
+ * completed.  If it failed, the directive was not what the device
+ * refused: the error goes up as it would without streams, which stay in
+ * use.  If it succeeded, the directive was: the namespace stops using
+ * streams, with one log line, and the first such refusal since the last
+ * reset asks for a scan, which sets them up again where the device had
+ * merely lost its state (nvme_streams_setup()).
+ */
+void nvme_streams_resent(struct request *req)
+{
+	struct nvme_ns *ns = req->q->queuedata;
+
+	if (nvme_req(req)->status ||
+	    !test_and_clear_bit(NVME_NS_STREAMS, &ns->flags))
+		return;
+	dev_info(ns->ctrl->device,
+		 "nsid %u: %s not used: a write was refused for its stream\n",
+		 ns->head->ns_id, ns->plids ? "FDP" : "Streams");
+	if (!test_and_set_bit(NVME_NS_STREAMS_REFUSED, &ns->flags))
+		nvme_queue_scan(ns->ctrl);
 }

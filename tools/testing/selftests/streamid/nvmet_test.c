@@ -245,7 +245,8 @@ static void nvmet_cleanup(void)
 	rmdir(NQN_DIR);
 	nullb_remove(NULLB "/" BACKING);
 	nullb_remove(NULLB "/" BACKING "2");
-	write_attr(NVME_CORE, "streams", "Y");
+	/* The defaults: Streams off, FDP on. */
+	write_attr(NVME_CORE, "streams", "N");
 	write_attr(NVME_CORE, "fdp", "Y");
 	write_attr(NVME_CORE, "max_retries", "5");
 }
@@ -421,6 +422,22 @@ static int directive_support(int fd, int *oacs, __u32 *send, __u32 *recv)
 	memcpy(send, buf + 0x19 * 4, 4);
 	memcpy(recv, buf + 0x1a * 4, 4);
 	return ret;
+}
+
+/*
+ * The host enables the Streams directive of no device unless told to
+ * (nvme_core.streams=1); it uses FDP wherever the device has it enabled.
+ */
+TEST(host_defaults)
+{
+	char buf[8];
+
+	if (access(NVME_CORE, F_OK))
+		SKIP(return, "no nvme_core");
+	ASSERT_LT(0, read_file(NVME_CORE "/streams", buf, sizeof(buf)));
+	EXPECT_STREQ("N", buf);
+	ASSERT_LT(0, read_file(NVME_CORE "/fdp", buf, sizeof(buf)));
+	EXPECT_STREQ("Y", buf);
 }
 
 /*
@@ -3241,6 +3258,76 @@ TEST_F(fdp_host, refused_fdp_disabled)
 	EXPECT_EQ(0, reset_and_scan(&self->h, FDP_HANDLES));
 }
 
+/*
+ * Make the next @times completions on the path of @h fail with Invalid
+ * Field in Command and DNR (the host's fault injection); 0 turns it off.
+ * -1 without fault injection.
+ */
+static int fail_completions(const struct host *h, int times)
+{
+	char fi[400], n[16];
+
+	snprintf(fi, sizeof(fi), "/sys/kernel/debug/nvme%dc%dn1/fault_inject",
+		 atoi(h->dev + strlen("/dev/nvme")),
+		 atoi(h->ctrl + strlen("nvme")));
+	if (access(fi, F_OK))
+		return -1;
+	snprintf(n, sizeof(n), "%d", times);
+	if (!times)
+		return write_attr(fi, "probability", "0");
+	return write_attr(fi, "space", "0") || write_attr(fi, "times", n) ||
+	       write_attr(fi, "status", "0x2") ||
+	       write_attr(fi, "dont_retry", "1") ||
+	       write_attr(fi, "verbose", "1") ||
+	       write_attr(fi, "probability", "100") ? -1 : 0;
+}
+
+/*
+ * An Invalid Field that the directive did not cause: the write with a
+ * stream is refused, and so is the same write sent again without it.
+ * The error goes up as it does for a write without a stream, and the
+ * namespace keeps its streams: no log line, the next write carries the
+ * directive.
+ */
+TEST_F(host, invalid_field_not_the_stream)
+{
+	struct wire w;
+	int fd, err;
+
+	if (fail_completions(&self->h, 0))
+		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	ASSERT_EQ(0, system("dmesg -C"));
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+
+	/* Without a stream: the write fails, sent once. */
+	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fail_completions(&self->h, 1));
+	EXPECT_EQ(-1, write_at(fd, 0, 4096, 0));
+	err = errno;
+	close(fd);
+
+	/* With one: the same, sent with the directive, then without. */
+	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 3);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fail_completions(&self->h, 2));
+	EXPECT_EQ(-1, write_at(fd, 4096, 4096, 3));
+	EXPECT_EQ(err, errno);
+	EXPECT_EQ(0, fail_completions(&self->h, 0));
+
+	/* Streams stay: the next write goes in stream 3. */
+	EXPECT_EQ(HOST_STREAMS, max_streams(self->h.dev));
+	EXPECT_EQ(0, write_at(fd, 8192, 4096, 3));
+	close(fd);
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+	EXPECT_EQ(0, dmesg_count("refused for its stream"));
+	ASSERT_EQ(0, wire_writes(&w));
+	EXPECT_EQ(2, w.writes[0][0]);
+	EXPECT_EQ(2, w.writes[1][3]);
+	EXPECT_EQ(0, check_at(self->h.dev, 8192, 4096, 3));
+}
+
 FIXTURE(qemu) {
 	char dev[300];
 	char ctrl[300];
@@ -3290,7 +3377,10 @@ TEST_F(qemu, no_directives)
 	ASSERT_EQ(0, trace_clear());
 	ASSERT_EQ(0, write_attr(TRACING "/events/nvme/nvme_setup_cmd",
 				"enable", "1"));
+	/* Streams on: what keeps the host quiet is the controller's OACS. */
+	ASSERT_EQ(0, write_attr(NVME_CORE, "streams", "Y"));
 	ASSERT_EQ(0, reset_and_wait(self->ctrl, self->dev, 0));
+	ASSERT_EQ(0, write_attr(NVME_CORE, "streams", "N"));
 	fd = open_stream(self->dev, O_WRONLY | O_DIRECT, 3);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, write_at(fd, 0, 4096, 3));
