@@ -15,7 +15,10 @@
 # alternating between two IDs (harness/merge-load.c), in instructions
 # and in requests per write.  And close() of a file with 64 MiB dirty,
 # with an ID and without (harness/close-load.c): its guest time and the
-# sectors written during it.
+# sectors written during it.  And 4 KiB writes with a stream ID through
+# the NVMe target over loop, to a namespace with Streams and to one with
+# FDP, each against a plain namespace in the same guest
+# (harness/nvmet-bench.sh, patched kernel only).
 #
 # Also the sizes of the structs the series touches, base and patched,
 # from pahole on objects built with debug information.
@@ -73,6 +76,10 @@ for r in $(seq "$rounds"); do
 	vm_bench "$OUT/bzImage-base" base unset merge0 close0
 	vm_bench "$OUT/bzImage" patched unset set merge0 merge1 merge2 \
 		close0 close1
+	"$TOP/$SELFTESTS/vm.sh" -t 1800 -c 1 -q -icount -q shift=0,sleep=off \
+		"$OUT/bzImage" -- "$TOP/harness/nvmet-bench.sh" patched "$runs" \
+		"$writes" "$WORK/setstream.so" | tee -a "$results" |
+		grep '^result'
 done
 
 echo "== instructions per write (guest ns under -icount shift=0)"
@@ -116,4 +123,9 @@ print("== close() of a file on ext4 with 64 MiB dirty, device without"
 show(("base", "close0"), (("base", "close0", "no ID"),
                           ("patched", "close0", "no ID"),
                           ("patched", "close1", "ID 1")))
+print("== writes with stream ID 1 through the NVMe target over loop;"
+      " ratio against the plain namespace")
+show(("patched", "nvmet-plain"), (("patched", "nvmet-plain", "plain ns"),
+                                  ("patched", "nvmet-streams", "Streams ns"),
+                                  ("patched", "nvmet-fdp", "FDP ns")))
 PY

@@ -35,15 +35,27 @@
  *   while the namespace is enabled is announced to the hosts as a
  *   change of the namespace.
  *
+ * Writes are the hot path: a write with a valid placement identifier, or
+ * none, takes no lock and writes no memory other CPUs write; it is
+ * counted in per-CPU counters only.  How much of its current reclaim unit
+ * a handle has written follows from those: the sectors written to it
+ * since it last moved to a new unit by an update, modulo the unit's
+ * size, worked out only when a host asks (Reclaim Unit Handle Status and
+ * Update).  A write with an invalid placement identifier, which may log
+ * an event, takes the lock.
+ *
  * Locking: "fdp_enable" is read without a lock.  The namespace's FDP
  * state exists from when the namespace is enabled until no command uses
  * it any more after it is disabled, with the handle count and reclaim
  * unit size of the enable (the attributes cannot change while it
- * exists); its spinlock guards the handles and the events, which writes
- * change.
+ * exists); its spinlock guards the handles (where their reclaim units
+ * start, their events enabled) and the events.  The counters are summed
+ * over the CPUs without stopping the writes: a write in flight may or
+ * may not be seen yet (and on 32-bit, may tear a count).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 #include <linux/math64.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/unaligned.h>
@@ -56,13 +68,25 @@ static const u8 nvmet_fdp_event_types[] = {
 };
 
 struct nvmet_fdp_handle {
-	u64	ru_written;	/* bytes of the current reclaim unit */
+	/* Its sectors when an update last moved it to a new reclaim unit. */
+	u64	ru_start;
 	u8	events;		/* enabled, bits of nvmet_fdp_event_types */
 };
 
 struct nvmet_fdp_stats {
-	atomic64_t	requests;
-	atomic64_t	sectors;
+	u64	requests;
+	u64	sectors;
+};
+
+/*
+ * The writes to the namespace on one CPU, since it was enabled.  Those
+ * of stream s + 1 are the writes to placement handle s, which give its
+ * reclaim unit's writes too.
+ */
+struct nvmet_fdp_cpu {
+	u64			host_bytes;	/* HBMW */
+	u64			host_writes;	/* write commands */
+	struct nvmet_fdp_stats	stats[];	/* by stream, 0 for none */
 };
 
 /* The FDP state of an enabled namespace with placement handles. */
@@ -70,11 +94,10 @@ struct nvmet_ns_fdp {
 	u16			nr_handles;	/* fdp_handles, at enable */
 	u64			ru_size;	/* fdp_ru_size, at enable */
 	spinlock_t		lock;		/* handles, events */
-	atomic64_t		host_bytes;	/* HBMW */
-	atomic64_t		host_writes;	/* write commands */
 	unsigned int		first_event, nr_events;
 	struct nvme_fdp_event	events[NVME_FDP_EVENTS_MAX];
-	struct nvmet_fdp_stats	*stats;		/* by stream, 0 for none */
+	struct nvmet_fdp_cpu __percpu *cpu;
+	struct nvmet_fdp_stats	*zero;		/* the sums at the last reset */
 	struct nvmet_fdp_handle	handles[];
 };
 
@@ -83,7 +106,7 @@ bool nvmet_subsys_has_fdp(struct nvmet_subsys *subsys)
 	struct nvmet_ns *ns;
 	unsigned long idx;
 
-	xa_for_each(&subsys->namespaces, idx, ns)
+	nvmet_for_each_enabled_ns(&subsys->namespaces, idx, ns)
 		if (ns->fdp)
 			return true;
 	return false;
@@ -130,9 +153,14 @@ int nvmet_fdp_ns_enable(struct nvmet_ns *ns)
 	fdp = kzalloc(struct_size(fdp, handles, ns->fdp_handles), GFP_KERNEL);
 	if (!fdp)
 		return -ENOMEM;
-	fdp->stats = kcalloc(ns->fdp_handles + 1, sizeof(*fdp->stats),
-			     GFP_KERNEL);
-	if (!fdp->stats) {
+	fdp->zero = kcalloc(ns->fdp_handles + 1, sizeof(*fdp->zero),
+			    GFP_KERNEL);
+	fdp->cpu = __alloc_percpu(struct_size_t(struct nvmet_fdp_cpu, stats,
+						ns->fdp_handles + 1),
+				  __alignof__(struct nvmet_fdp_cpu));
+	if (!fdp->zero || !fdp->cpu) {
+		free_percpu(fdp->cpu);
+		kfree(fdp->zero);
 		kfree(fdp);
 		return -ENOMEM;
 	}
@@ -152,7 +180,8 @@ void nvmet_fdp_ns_disable(struct nvmet_ns *ns)
 	if (!fdp)
 		return;
 	ns->fdp = NULL;
-	kfree(fdp->stats);
+	free_percpu(fdp->cpu);
+	kfree(fdp->zero);
 	kfree(fdp);
 }
 
@@ -212,6 +241,21 @@ static bool nvmet_fdp_event_enabled(struct nvmet_ns_fdp *fdp,
 }
 
 /*
+ * A write with placement identifier @pid that is not valid: it goes to
+ * handle 0, and logs an event where handle 0 has that enabled.
+ */
+static void nvmet_fdp_invalid_pid(struct nvmet_ns *ns, u16 pid)
+{
+	struct nvmet_ns_fdp *fdp = ns->fdp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fdp->lock, flags);
+	if (nvmet_fdp_event_enabled(fdp, 0, NVME_FDP_EVENT_PID))
+		nvmet_fdp_event(ns, NVME_FDP_EVENT_PID, pid, false);
+	spin_unlock_irqrestore(&fdp->lock, flags);
+}
+
+/*
  * The placement handle of a write with the Data Placement directive: its
  * placement identifier, or 0 where that is not valid.
  */
@@ -232,20 +276,24 @@ u8 nvmet_fdp_stream(struct nvmet_ns *ns, u16 pid)
 /* A write of @len bytes with placement identifier @pid. */
 static void nvmet_fdp_write(struct nvmet_ns *ns, u16 pid, u32 len)
 {
-	struct nvmet_ns_fdp *fdp = ns->fdp;
+	struct nvmet_fdp_cpu __percpu *cpu = ns->fdp->cpu;
 	unsigned int handle = nvmet_fdp_handle(ns, pid);
-	struct nvmet_fdp_handle *h = &fdp->handles[handle];
-	unsigned long flags;
-	u64 rem;
 
-	spin_lock_irqsave(&fdp->lock, flags);
-	if (pid != handle &&
-	    nvmet_fdp_event_enabled(fdp, 0, NVME_FDP_EVENT_PID))
-		nvmet_fdp_event(ns, NVME_FDP_EVENT_PID, pid, false);
-	/* A full reclaim unit is left for a new one. */
-	div64_u64_rem(h->ru_written + len, ns->fdp->ru_size, &rem);
-	h->ru_written = rem;
-	spin_unlock_irqrestore(&fdp->lock, flags);
+	if (unlikely(pid != handle))
+		nvmet_fdp_invalid_pid(ns, pid);
+	/*
+	 * Under the stream of its handle; that counts the writes of the
+	 * handle's reclaim units too (see nvmet_fdp_ru_written()).
+	 */
+	this_cpu_inc(cpu->stats[handle + 1].requests);
+	this_cpu_add(cpu->stats[handle + 1].sectors, len >> SECTOR_SHIFT);
+}
+
+/* The host wrote @len bytes, with or without a directive. */
+static void nvmet_fdp_host_write(struct nvmet_ns_fdp *fdp, u32 len)
+{
+	this_cpu_add(fdp->cpu->host_bytes, len);
+	this_cpu_inc(fdp->cpu->host_writes);
 }
 
 /*
@@ -260,28 +308,25 @@ static u16 nvmet_fdp_parse_write(struct nvmet_req *req)
 	struct nvmet_ns *ns = req->ns;
 	struct nvmet_ns_fdp *fdp = ns->fdp;
 	u32 len = nvmet_rw_data_len(req);
-	unsigned int id = 0;
-	u16 pid;
+	u16 status;
 
 	switch (nvmet_rw_dtype(rw)) {
 	case 0:
+		this_cpu_inc(fdp->cpu->stats[0].requests);
+		this_cpu_add(fdp->cpu->stats[0].sectors, len >> SECTOR_SHIFT);
 		break;
 	case NVME_DIR_FDP:
 		if (!READ_ONCE(ns->fdp_enabled))
 			return nvmet_fdp_invalid(req,
 				offsetof(struct nvme_rw_command, control));
-		pid = nvmet_rw_dspec(rw);
-		nvmet_fdp_write(ns, pid, len);
-		id = nvmet_fdp_handle(ns, pid) + 1;
+		nvmet_fdp_write(ns, nvmet_rw_dspec(rw), len);
 		break;
 	case NVME_DIR_STREAMS:
 		if (ns->streams_state) {
-			u16 status = nvmet_streams_parse_io_cmd(req);
-
-			if (!status) {
-				atomic64_add(len, &fdp->host_bytes);
-				atomic64_inc(&fdp->host_writes);
-			}
+			/* Counted under its stream by the Streams code. */
+			status = nvmet_streams_parse_io_cmd(req);
+			if (!status)
+				nvmet_fdp_host_write(fdp, len);
 			return status;
 		}
 		fallthrough;
@@ -289,31 +334,89 @@ static u16 nvmet_fdp_parse_write(struct nvmet_req *req)
 		return nvmet_fdp_invalid(req,
 				offsetof(struct nvme_rw_command, control));
 	}
-	atomic64_add(len, &fdp->host_bytes);
-	atomic64_inc(&fdp->host_writes);
-	atomic64_inc(&fdp->stats[id].requests);
-	atomic64_add(len >> SECTOR_SHIFT, &fdp->stats[id].sectors);
+	nvmet_fdp_host_write(fdp, len);
 	return NVME_SC_SUCCESS;
+}
+
+/* The writes counted under stream @id on all CPUs, since enabled. */
+static void nvmet_fdp_sum(struct nvmet_ns_fdp *fdp, unsigned int id,
+			  struct nvmet_fdp_stats *sum)
+{
+	const struct nvmet_fdp_stats *st;
+	int cpu;
+
+	sum->requests = 0;
+	sum->sectors = 0;
+	for_each_possible_cpu(cpu) {
+		st = &per_cpu_ptr(fdp->cpu, cpu)->stats[id];
+		sum->requests += READ_ONCE(st->requests);
+		sum->sectors += READ_ONCE(st->sectors);
+	}
+}
+
+/* The bytes and write commands of the host, on all CPUs. */
+static void nvmet_fdp_host_sum(struct nvmet_ns_fdp *fdp, u64 *bytes,
+			       u64 *writes)
+{
+	const struct nvmet_fdp_cpu *c;
+	int cpu;
+
+	*bytes = 0;
+	*writes = 0;
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(fdp->cpu, cpu);
+		*bytes += READ_ONCE(c->host_bytes);
+		*writes += READ_ONCE(c->host_writes);
+	}
+}
+
+/*
+ * What @handle has written of its current reclaim unit, in bytes, with
+ * @sectors written to it in all: a unit written full is left for a new
+ * one.  The FDP lock held.
+ */
+static u64 nvmet_fdp_ru_written(struct nvmet_ns_fdp *fdp,
+				unsigned int handle, u64 sectors)
+{
+	u64 rem;
+
+	lockdep_assert_held(&fdp->lock);
+	/* The only division: not per write, per question of a host. */
+	div64_u64_rem(sectors - fdp->handles[handle].ru_start,
+		      fdp->ru_size >> SECTOR_SHIFT, &rem);
+	return rem << SECTOR_SHIFT;
+}
+
+/* The sectors written to @handle, since enabled. */
+static u64 nvmet_fdp_handle_sectors(struct nvmet_ns_fdp *fdp,
+				    unsigned int handle)
+{
+	struct nvmet_fdp_stats sum;
+
+	nvmet_fdp_sum(fdp, handle + 1, &sum);
+	return sum.sectors;
 }
 
 /* Add the writes counted under stream @id to @requests and @sectors. */
 void nvmet_fdp_stream_stats(struct nvmet_ns *ns, unsigned int id,
 			    u64 *requests, u64 *sectors)
 {
+	struct nvmet_fdp_stats sum;
+
 	if (!ns->fdp || id > ns->fdp->nr_handles)
 		return;
-	*requests += atomic64_read(&ns->fdp->stats[id].requests);
-	*sectors += atomic64_read(&ns->fdp->stats[id].sectors);
+	nvmet_fdp_sum(ns->fdp, id, &sum);
+	*requests += sum.requests - ns->fdp->zero[id].requests;
+	*sectors += sum.sectors - ns->fdp->zero[id].sectors;
 }
 
+/* Reset: what the counters are now is what is zero from now on. */
 void nvmet_fdp_stream_stats_reset(struct nvmet_ns *ns)
 {
 	unsigned int id;
 
-	for (id = 0; ns->fdp && id <= ns->fdp->nr_handles; id++) {
-		atomic64_set(&ns->fdp->stats[id].requests, 0);
-		atomic64_set(&ns->fdp->stats[id].sectors, 0);
-	}
+	for (id = 0; ns->fdp && id <= ns->fdp->nr_handles; id++)
+		nvmet_fdp_sum(ns->fdp, id, &ns->fdp->zero[id]);
 }
 
 /* --- Get Log Page and Get and Set Features, by endurance group. */
@@ -377,8 +480,9 @@ static void *nvmet_fdp_ruh_usage(struct nvmet_ns *ns, size_t *size)
 static void *nvmet_fdp_stats(struct nvmet_ns *ns, size_t *size)
 {
 	struct nvme_fdp_stats_log *log;
-	u64 bytes = atomic64_read(&ns->fdp->host_bytes);
+	u64 bytes, writes;
 
+	nvmet_fdp_host_sum(ns->fdp, &bytes, &writes);
 	*size = sizeof(*log);
 	log = kzalloc(*size, GFP_KERNEL);
 	if (!log)
@@ -396,17 +500,18 @@ static void *nvmet_fdp_stats(struct nvmet_ns *ns, size_t *size)
  */
 static void *nvmet_fdp_endgrp_log(struct nvmet_ns *ns, size_t *size)
 {
-	u64 units = DIV_ROUND_UP_ULL(atomic64_read(&ns->fdp->host_bytes) >>
-				     SECTOR_SHIFT, 1000);
 	struct nvme_endgrp_log *log;
+	u64 bytes, writes, units;
 
+	nvmet_fdp_host_sum(ns->fdp, &bytes, &writes);
+	units = DIV_ROUND_UP_ULL(bytes >> SECTOR_SHIFT, 1000);
 	*size = sizeof(*log);
 	log = kzalloc(*size, GFP_KERNEL);
 	if (!log)
 		return NULL;
 	put_unaligned_le64(units, log->duw);
 	put_unaligned_le64(units, log->muw);
-	put_unaligned_le64(atomic64_read(&ns->fdp->host_writes), log->hwc);
+	put_unaligned_le64(writes, log->hwc);
 	return log;
 }
 
@@ -681,6 +786,7 @@ static u16 nvmet_fdp_ruh_status(struct nvmet_req *req)
 	struct nvme_fdp_ruh_status_desc *d;
 	unsigned long flags;
 	unsigned int i;
+	u64 written;
 	size_t size;
 	u16 status;
 
@@ -695,8 +801,9 @@ static u16 nvmet_fdp_ruh_status(struct nvmet_req *req)
 		d->pid = cpu_to_le16(i);
 		d->ruhid = cpu_to_le16(i);
 		/* Available media writes, in logical blocks. */
-		d->ruamw = cpu_to_le64((ns->fdp->ru_size -
-					fdp->handles[i].ru_written) >>
+		written = nvmet_fdp_ru_written(fdp, i,
+					       nvmet_fdp_handle_sectors(fdp, i));
+		d->ruamw = cpu_to_le64((fdp->ru_size - written) >>
 				       ns->blksize_shift);
 	}
 	spin_unlock_irqrestore(&fdp->lock, flags);
@@ -737,6 +844,7 @@ static u16 nvmet_fdp_ruh_update(struct nvmet_req *req, unsigned int n)
 	unsigned long flags;
 	unsigned int i, pid;
 	__le16 *pids;
+	u64 sectors;
 	u16 status;
 
 	pids = kmalloc_array(n, sizeof(*pids), GFP_KERNEL);
@@ -754,10 +862,11 @@ static u16 nvmet_fdp_ruh_update(struct nvmet_req *req, unsigned int n)
 	spin_lock_irqsave(&fdp->lock, flags);
 	for (i = 0; i < n; i++) {
 		pid = le16_to_cpu(pids[i]);
-		if (fdp->handles[pid].ru_written &&
+		sectors = nvmet_fdp_handle_sectors(fdp, pid);
+		if (nvmet_fdp_ru_written(fdp, pid, sectors) &&
 		    nvmet_fdp_event_enabled(fdp, pid, NVME_FDP_EVENT_RUNFW))
 			nvmet_fdp_event(ns, NVME_FDP_EVENT_RUNFW, pid, true);
-		fdp->handles[pid].ru_written = 0;
+		fdp->handles[pid].ru_start = sectors;
 	}
 	spin_unlock_irqrestore(&fdp->lock, flags);
 out:

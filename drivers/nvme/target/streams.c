@@ -10,11 +10,15 @@
  * The NVMe base specification keeps the Streams state of a namespace per
  * host: whether Streams is enabled, the streams allocated to it and those
  * open.  Here that is one struct nvmet_streams_host per host identifier
- * on the namespace's list, shared by every controller of that host, over
- * several ports or across a reconnect.  It ends, as the Identify
- * directive says it does not persist across a reset, when the last
- * controller of its host is reset or shut down (CC.EN cleared, CC.SHN
- * set) or goes away; the namespace being disabled ends all of it.
+ * and namespace where the host has Streams enabled, shared by every
+ * controller of that host, over several ports or across a reconnect:
+ * the controllers of a host share one struct nvmet_host_streams, which
+ * finds the host's state by NSID.  It ends, as the Identify directive
+ * says it does not persist across a reset, when the last controller of
+ * its host is reset or shut down (CC.EN cleared, CC.SHN set) or goes
+ * away, or the host disables Streams; the namespace being disabled ends
+ * all of it.  What has ended is freed: a host that has Streams enabled
+ * nowhere holds no memory for it but that shared by its controllers.
  *
  * MSL is also the number of streams of the namespace, over all hosts:
  * what the hosts' allocations (NSA) do not take is the shared pool
@@ -28,32 +32,58 @@
  * releases its open streams.  No write is refused for lack of stream
  * resources.
  *
- * Locking: the subsystem lock guards the list of hosts; the namespace's
- * spinlock guards the open streams, which writes change, and with the
- * subsystem lock whether Streams is enabled and the allocations.  Entries
- * are only added to the list (with RCU, so that writes can walk it) until
- * the namespace is disabled, when no command uses it any more and all of
- * it is freed.
+ * Writes are the hot path, and a write to a stream its host has open
+ * takes no lock and writes no memory that other CPUs write: its
+ * controller finds the host's state with one lookup by NSID, under RCU,
+ * tests the stream's bit, and counts the write in per-CPU counters.  Only
+ * a write that opens its stream takes the namespace's spinlock.
+ *
+ * Locking: the subsystem lock guards the hosts' states coming and going
+ * (the namespace's list of them and each struct nvmet_host_streams) and,
+ * with the namespace's spinlock, whether Streams is enabled and the
+ * allocations; the spinlock alone guards the open streams, which writes
+ * change.  Writes look a host's state up under RCU, so that it is freed
+ * only after a grace period: a write on one controller of a host may
+ * race with the end of the host's state on another.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 #include <linux/bitmap.h>
-#include <linux/rculist.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include "nvmet.h"
+
+/*
+ * The Streams state of one host in a subsystem, shared by its
+ * controllers: by NSID, the struct nvmet_streams_host of each namespace
+ * where the host has Streams enabled.
+ */
+struct nvmet_host_streams {
+	struct xarray		ns;
+	unsigned int		nr_ctrls;	/* sharing it */
+};
 
 /* What one host holds of the streams of one namespace. */
 struct nvmet_streams_host {
 	struct list_head	entry;		/* in nvmet_ns_streams.hosts */
-	uuid_t			hostid;
-	bool			enabled;
+	struct nvmet_host_streams *hs;
+	struct nvmet_ns_streams	*sd;
+	u32			nsid;
+	bool			enabled;	/* until it ends */
 	u16			allocated;	/* NSA */
 	u16			nr_open;	/* NSO */
 	DECLARE_BITMAP(open, NVMET_MAX_STREAMS + 1);
+	struct rcu_head		rcu;
 };
 
+/*
+ * The writes of a stream.  Per CPU, counted since the namespace was
+ * enabled; "stream_stats" shows them less what they were at its last
+ * reset.
+ */
 struct nvmet_stream_stats {
-	atomic64_t	requests;
-	atomic64_t	sectors;
+	u64	requests;
+	u64	sectors;
 };
 
 /* The Streams state of an enabled namespace with streams. */
@@ -64,7 +94,8 @@ struct nvmet_ns_streams {
 	u16			nr_open;	/* NSSO */
 	u16			pool_open;	/* of hosts without NSA */
 	u16			nr;		/* streams, fixed while enabled */
-	struct nvmet_stream_stats stats[];	/* by stream, 0 for none */
+	struct nvmet_stream_stats __percpu *stats; /* by stream, 0 for none */
+	struct nvmet_stream_stats zero[];	/* the sums at the last reset */
 };
 
 bool nvmet_subsys_has_streams(struct nvmet_subsys *subsys)
@@ -72,7 +103,7 @@ bool nvmet_subsys_has_streams(struct nvmet_subsys *subsys)
 	struct nvmet_ns *ns;
 	unsigned long idx;
 
-	xa_for_each(&subsys->namespaces, idx, ns)
+	nvmet_for_each_enabled_ns(&subsys->namespaces, idx, ns)
 		if (ns->streams_state)
 			return true;
 	return false;
@@ -98,9 +129,15 @@ int nvmet_streams_ns_enable(struct nvmet_ns *ns)
 
 	if (!ns->streams)
 		return 0;
-	sd = kzalloc(struct_size(sd, stats, ns->streams + 1), GFP_KERNEL);
+	sd = kzalloc(struct_size(sd, zero, ns->streams + 1), GFP_KERNEL);
 	if (!sd)
 		return -ENOMEM;
+	sd->stats = __alloc_percpu(sizeof(*sd->stats) * (ns->streams + 1),
+				   __alignof__(*sd->stats));
+	if (!sd->stats) {
+		kfree(sd);
+		return -ENOMEM;
+	}
 	INIT_LIST_HEAD(&sd->hosts);
 	spin_lock_init(&sd->lock);
 	sd->nr = ns->streams;
@@ -109,57 +146,52 @@ int nvmet_streams_ns_enable(struct nvmet_ns *ns)
 }
 
 /*
- * The namespace is going, subsystem lock held: no command uses it any
- * more.  Every host's state goes with it.
+ * The state of @ctrl's host in @ns, NULL if it has none: under RCU, or
+ * with the subsystem lock held.
  */
-void nvmet_streams_ns_disable(struct nvmet_ns *ns)
-{
-	struct nvmet_ns_streams *sd = ns->streams_state;
-	struct nvmet_streams_host *h, *next;
-
-	lockdep_assert_held(&ns->subsys->lock);
-	if (!sd)
-		return;
-	ns->streams_state = NULL;
-	list_for_each_entry_safe(h, next, &sd->hosts, entry)
-		kfree(h);
-	kfree(sd);
-}
-
-/* The state of host @hostid in @sd, NULL if it has none. */
 static struct nvmet_streams_host *
-nvmet_streams_find_host(struct nvmet_ns_streams *sd, const uuid_t *hostid)
+nvmet_streams_find_host(struct nvmet_ctrl *ctrl, struct nvmet_ns *ns)
 {
-	struct nvmet_streams_host *h, *found = NULL;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(h, &sd->hosts, entry) {
-		if (uuid_equal(&h->hostid, hostid)) {
-			found = h;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	return found;
+	if (!ctrl->host_streams)
+		return NULL;
+	return xa_load(&ctrl->host_streams->ns, ns->nsid);
 }
 
-/* The state of @req's host in @ns, made on first use; subsystem lock held. */
+/*
+ * The state of @req's host in @ns, made on first use, with Streams
+ * enabled; subsystem lock held.
+ */
 static struct nvmet_streams_host *nvmet_streams_get_host(struct nvmet_req *req,
 							 struct nvmet_ns *ns)
 {
+	struct nvmet_host_streams *hs = req->sq->ctrl->host_streams;
 	struct nvmet_ns_streams *sd = ns->streams_state;
-	const uuid_t *hostid = &req->sq->ctrl->hostid;
 	struct nvmet_streams_host *h;
+	unsigned long flags;
 
 	lockdep_assert_held(&ns->subsys->lock);
-	h = nvmet_streams_find_host(sd, hostid);
-	if (h)
+	h = nvmet_streams_find_host(req->sq->ctrl, ns);
+	if (h || !hs)
 		return h;
 	h = kzalloc(sizeof(*h), GFP_KERNEL);
 	if (!h)
 		return NULL;
-	uuid_copy(&h->hostid, hostid);
-	list_add_tail_rcu(&h->entry, &sd->hosts);
+	h->hs = hs;
+	h->sd = sd;
+	h->nsid = ns->nsid;
+	h->enabled = true;
+	/* On the list before writes can find it and open streams. */
+	spin_lock_irqsave(&sd->lock, flags);
+	list_add_tail(&h->entry, &sd->hosts);
+	spin_unlock_irqrestore(&sd->lock, flags);
+	if (xa_err(xa_store(&hs->ns, ns->nsid, h, GFP_KERNEL))) {
+		/* Found by nothing: it has no stream open. */
+		spin_lock_irqsave(&sd->lock, flags);
+		list_del(&h->entry);
+		spin_unlock_irqrestore(&sd->lock, flags);
+		kfree(h);
+		return NULL;
+	}
 	return h;
 }
 
@@ -196,16 +228,48 @@ static void nvmet_streams_set_allocated(struct nvmet_ns_streams *sd,
 	h->allocated = n;
 }
 
-/* Host @h has Streams no more: nothing enabled, allocated or open. */
-static void nvmet_streams_host_reset(struct nvmet_ns_streams *sd,
-				     struct nvmet_streams_host *h)
+/*
+ * The state of host @h in its namespace ends: its streams are released,
+ * it is taken off the namespace's list and its controllers' lookup, and
+ * freed once no write that may have found it is left.  Subsystem lock
+ * held.
+ */
+static void nvmet_streams_host_free(struct nvmet_streams_host *h)
 {
+	struct nvmet_ns_streams *sd = h->sd;
 	unsigned long flags;
 
+	/*
+	 * Under the spinlock, so that a write that found it and is about
+	 * to open a stream sees it ended, and the pool is not searched in
+	 * it any more.
+	 */
 	spin_lock_irqsave(&sd->lock, flags);
 	WRITE_ONCE(h->enabled, false);
 	nvmet_streams_set_allocated(sd, h, 0);
+	list_del(&h->entry);
 	spin_unlock_irqrestore(&sd->lock, flags);
+	xa_erase(&h->hs->ns, h->nsid);
+	kfree_rcu(h, rcu);
+}
+
+/*
+ * The namespace is going, subsystem lock held: no command uses it any
+ * more.  Every host's state goes with it.
+ */
+void nvmet_streams_ns_disable(struct nvmet_ns *ns)
+{
+	struct nvmet_ns_streams *sd = ns->streams_state;
+	struct nvmet_streams_host *h, *next;
+
+	lockdep_assert_held(&ns->subsys->lock);
+	if (!sd)
+		return;
+	list_for_each_entry_safe(h, next, &sd->hosts, entry)
+		nvmet_streams_host_free(h);
+	ns->streams_state = NULL;
+	free_percpu(sd->stats);
+	kfree(sd);
 }
 
 /*
@@ -214,32 +278,25 @@ static void nvmet_streams_host_reset(struct nvmet_ns_streams *sd,
  */
 static void nvmet_streams_host_end(struct nvmet_ctrl *ctrl)
 {
-	struct nvmet_subsys *subsys = ctrl->subsys;
+	struct nvmet_host_streams *hs = ctrl->host_streams;
 	struct nvmet_streams_host *h;
 	struct nvmet_ctrl *other;
-	struct nvmet_ns *ns;
 	unsigned long idx;
 
-	lockdep_assert_held(&subsys->lock);
+	lockdep_assert_held(&ctrl->subsys->lock);
+	if (!hs)
+		return;
 	/* Controllers that are reset or shut down themselves hold nothing. */
-	list_for_each_entry(other, &subsys->ctrls, subsys_entry)
-		if (other != ctrl && uuid_equal(&other->hostid, &ctrl->hostid) &&
+	list_for_each_entry(other, &ctrl->subsys->ctrls, subsys_entry)
+		if (other != ctrl && other->host_streams == hs &&
 		    (READ_ONCE(other->cc) & NVME_CC_ENABLE) &&
 		    !(READ_ONCE(other->cc) & NVME_CC_SHN_MASK))
 			return;
-	xa_for_each(&subsys->namespaces, idx, ns) {
-		if (!ns->streams_state)
-			continue;
-		h = nvmet_streams_find_host(ns->streams_state, &ctrl->hostid);
-		if (h)
-			nvmet_streams_host_reset(ns->streams_state, h);
-	}
+	xa_for_each(&hs->ns, idx, h)
+		nvmet_streams_host_free(h);
 }
 
-/*
- * A controller was reset or shut down (CC.EN cleared, CC.SHN set), or is
- * gone without either, off the subsystem's list.
- */
+/* A controller was reset or shut down (CC.EN cleared, CC.SHN set). */
 void nvmet_streams_ctrl_reset(struct nvmet_ctrl *ctrl)
 {
 	mutex_lock(&ctrl->subsys->lock);
@@ -247,21 +304,77 @@ void nvmet_streams_ctrl_reset(struct nvmet_ctrl *ctrl)
 	mutex_unlock(&ctrl->subsys->lock);
 }
 
+/*
+ * A new controller of an NVM subsystem, its host identifier known: it
+ * shares the Streams state of the other controllers of its host, if
+ * there are any.  Before the controller is enabled, so before its first
+ * command that uses that state.
+ */
+int nvmet_streams_ctrl_connect(struct nvmet_ctrl *ctrl)
+{
+	struct nvmet_subsys *subsys = ctrl->subsys;
+	struct nvmet_host_streams *hs = NULL;
+	struct nvmet_ctrl *other;
+	int ret = 0;
+
+	if (nvmet_is_disc_subsys(subsys))
+		return 0;
+	mutex_lock(&subsys->lock);
+	list_for_each_entry(other, &subsys->ctrls, subsys_entry) {
+		if (other != ctrl && other->host_streams &&
+		    uuid_equal(&other->hostid, &ctrl->hostid)) {
+			hs = other->host_streams;
+			break;
+		}
+	}
+	if (!hs) {
+		hs = kzalloc(sizeof(*hs), GFP_KERNEL);
+		if (!hs) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		xa_init(&hs->ns);
+	}
+	hs->nr_ctrls++;
+	ctrl->host_streams = hs;
+out:
+	mutex_unlock(&subsys->lock);
+	return ret;
+}
+
+/*
+ * A controller is gone, off the subsystem's list, without a reset or
+ * shutdown maybe: the host's Streams state ends if it was the last
+ * controller using it, and what the controllers of the host shared goes
+ * with the last of them.
+ */
+void nvmet_streams_ctrl_free(struct nvmet_ctrl *ctrl)
+{
+	struct nvmet_host_streams *hs = ctrl->host_streams;
+
+	mutex_lock(&ctrl->subsys->lock);
+	nvmet_streams_host_end(ctrl);
+	if (hs && !--hs->nr_ctrls) {
+		/* The host's state ended with its last controller. */
+		WARN_ON_ONCE(!xa_empty(&hs->ns));
+		xa_destroy(&hs->ns);
+		kfree(hs);
+	}
+	ctrl->host_streams = NULL;
+	mutex_unlock(&ctrl->subsys->lock);
+}
+
 /* A host without an allocation that has pool streams open. */
 static struct nvmet_streams_host *
 nvmet_streams_pool_victim(struct nvmet_ns_streams *sd)
 {
-	struct nvmet_streams_host *h, *found = NULL;
+	struct nvmet_streams_host *h;
 
-	rcu_read_lock();
-	list_for_each_entry_rcu(h, &sd->hosts, entry) {
-		if (!h->allocated && h->nr_open) {
-			found = h;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	return found;
+	lockdep_assert_held(&sd->lock);
+	list_for_each_entry(h, &sd->hosts, entry)
+		if (!h->allocated && h->nr_open)
+			return h;
+	return NULL;
 }
 
 /*
@@ -329,32 +442,61 @@ u16 nvmet_streams_parse_io_cmd(struct nvmet_req *req)
 		if (nvmet_rw_dtype(rw) != NVME_DIR_STREAMS)
 			return nvmet_streams_invalid(req,
 				offsetof(struct nvme_rw_command, control));
-		h = nvmet_streams_find_host(sd, &req->sq->ctrl->hostid);
-		if (!h || !READ_ONCE(h->enabled))
-			return nvmet_streams_invalid(req,
-				offsetof(struct nvme_rw_command, control));
 		/* DSPEC: CDW13 bits 31:16, byte 54 of the command. */
 		dspec = nvmet_rw_dspec(rw);
-		if (dspec > sd->nr)
+		/* The host's state may end meanwhile on another controller. */
+		rcu_read_lock();
+		h = nvmet_streams_find_host(req->sq->ctrl, ns);
+		if (!h || !READ_ONCE(h->enabled)) {
+			rcu_read_unlock();
+			return nvmet_streams_invalid(req,
+				offsetof(struct nvme_rw_command, control));
+		}
+		if (dspec > sd->nr) {
+			rcu_read_unlock();
 			return nvmet_streams_invalid(req,
 				offsetof(struct nvme_rw_command, dsmgmt) + 2);
+		}
 		if (dspec && !test_bit(dspec, h->open))
 			nvmet_streams_open(ns, h, dspec);
+		rcu_read_unlock();
 	}
-	atomic64_inc(&sd->stats[dspec].requests);
-	atomic64_add(nvmet_rw_data_len(req) >> SECTOR_SHIFT,
-		     &sd->stats[dspec].sectors);
+	this_cpu_inc(sd->stats[dspec].requests);
+	this_cpu_add(sd->stats[dspec].sectors,
+		     nvmet_rw_data_len(req) >> SECTOR_SHIFT);
 	return NVME_SC_SUCCESS;
+}
+
+/* The writes of stream @id of @sd on all CPUs, since it was enabled. */
+static void nvmet_streams_sum(struct nvmet_ns_streams *sd, unsigned int id,
+			      struct nvmet_stream_stats *sum)
+{
+	const struct nvmet_stream_stats *st;
+	int cpu;
+
+	sum->requests = 0;
+	sum->sectors = 0;
+	for_each_possible_cpu(cpu) {
+		st = per_cpu_ptr(sd->stats, cpu) + id;
+		sum->requests += READ_ONCE(st->requests);
+		sum->sectors += READ_ONCE(st->sectors);
+	}
 }
 
 /*
  * "stream_stats": "<id> <write requests> <sectors>" per stream that got
  * writes; nothing while the namespace is disabled.  With @buf NULL, the
  * length only.
+ *
+ * The counters are per CPU, summed here, without stopping the writes: a
+ * write that races with reading or resetting them may or may not be
+ * counted in what is read (and on 32-bit, may tear a count).  They are
+ * for tests, which read them with no write in flight.
  */
 ssize_t nvmet_stream_stats_read(struct nvmet_ns *ns, char *buf, size_t size)
 {
 	char line[48];	/* "255 <u64> <u64>\n" */
+	struct nvmet_stream_stats sum;
 	struct nvmet_ns_streams *sd;
 	size_t len = 0;
 	unsigned int id;
@@ -367,8 +509,9 @@ ssize_t nvmet_stream_stats_read(struct nvmet_ns *ns, char *buf, size_t size)
 		u64 requests = 0, sectors = 0;
 
 		if (sd && id <= sd->nr) {
-			requests = atomic64_read(&sd->stats[id].requests);
-			sectors = atomic64_read(&sd->stats[id].sectors);
+			nvmet_streams_sum(sd, id, &sum);
+			requests = sum.requests - sd->zero[id].requests;
+			sectors = sum.sectors - sd->zero[id].sectors;
 		}
 		nvmet_fdp_stream_stats(ns, id, &requests, &sectors);
 		if (!requests)
@@ -385,6 +528,7 @@ ssize_t nvmet_stream_stats_read(struct nvmet_ns *ns, char *buf, size_t size)
 	return len;
 }
 
+/* Reset: what the counters are now is what is zero from now on. */
 void nvmet_stream_stats_reset(struct nvmet_ns *ns)
 {
 	struct nvmet_ns_streams *sd;
@@ -392,10 +536,8 @@ void nvmet_stream_stats_reset(struct nvmet_ns *ns)
 
 	mutex_lock(&ns->subsys->lock);
 	sd = ns->streams_state;
-	for (id = 0; sd && id <= sd->nr; id++) {
-		atomic64_set(&sd->stats[id].requests, 0);
-		atomic64_set(&sd->stats[id].sectors, 0);
-	}
+	for (id = 0; sd && id <= sd->nr; id++)
+		nvmet_streams_sum(sd, id, &sd->zero[id]);
 	nvmet_fdp_stream_stats_reset(ns);
 	mutex_unlock(&ns->subsys->lock);
 }
@@ -410,13 +552,13 @@ static u16 nvmet_streams_enable(struct nvmet_req *req, struct nvmet_ns *ns,
 {
 	struct nvmet_streams_host *h;
 
-	h = nvmet_streams_get_host(req, ns);
-	if (!h)
-		return NVME_SC_INTERNAL;
 	if (enable)
-		WRITE_ONCE(h->enabled, true);
-	else
-		nvmet_streams_host_reset(ns->streams_state, h);
+		return nvmet_streams_get_host(req, ns) ?
+			NVME_SC_SUCCESS : NVME_SC_INTERNAL;
+	/* Disabled, the host holds nothing: its state ends. */
+	h = nvmet_streams_find_host(req->sq->ctrl, ns);
+	if (h)
+		nvmet_streams_host_free(h);
 	return NVME_SC_SUCCESS;
 }
 
@@ -443,7 +585,7 @@ static u16 nvmet_dir_identify_send(struct nvmet_req *req)
 	} else {
 		/* NSID FFFFFFFFh: every namespace that has streams. */
 		status = nvmet_streams_invalid(req, DIR_LOC(tdtype));
-		xa_for_each(&subsys->namespaces, idx, ns) {
+		nvmet_for_each_enabled_ns(&subsys->namespaces, idx, ns) {
 			if (!ns->streams_state)
 				continue;
 			status = nvmet_streams_enable(req, ns, enable);
@@ -455,14 +597,13 @@ static u16 nvmet_dir_identify_send(struct nvmet_req *req)
 	return status;
 }
 
-/* Streams operations other than Return Parameters need Streams enabled. */
+/*
+ * Streams operations other than Return Parameters need Streams enabled:
+ * the host has a state in the namespace only while it is.
+ */
 static struct nvmet_streams_host *nvmet_streams_enabled(struct nvmet_req *req)
 {
-	struct nvmet_streams_host *h;
-
-	h = nvmet_streams_find_host(req->ns->streams_state,
-				    &req->sq->ctrl->hostid);
-	return h && h->enabled ? h : NULL;
+	return nvmet_streams_find_host(req->sq->ctrl, req->ns);
 }
 
 static u16 nvmet_dir_streams_send(struct nvmet_req *req)
@@ -507,10 +648,7 @@ out:
 
 /*
  * The namespace a directive command names, where it names one: Identify
- * with NSID FFFFFFFFh stands for all of them.  Looked up here, in process
- * context, rather than when the command is parsed: for an NSID that is
- * not active the lookup sleeps, and some transports parse in atomic
- * context.
+ * with NSID FFFFFFFFh stands for all of them.
  */
 static u16 nvmet_dir_find_ns(struct nvmet_req *req)
 {
@@ -553,7 +691,6 @@ out:
 static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 {
 	struct nvmet_subsys *subsys = nvmet_req_subsys(req);
-	const uuid_t *hostid = &req->sq->ctrl->hostid;
 	struct nvme_dir_identify_params *id;
 	struct nvmet_streams_host *h;
 	bool supported = false, enabled = true;
@@ -569,7 +706,7 @@ static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 		return NVME_SC_INTERNAL;
 
 	mutex_lock(&subsys->lock);
-	xa_for_each(&subsys->namespaces, idx, ns) {
+	nvmet_for_each_enabled_ns(&subsys->namespaces, idx, ns) {
 		if (req->ns && req->ns != ns)
 			continue;
 		/* Data Placement is enabled with FDP, not by a directive. */
@@ -579,9 +716,9 @@ static u16 nvmet_dir_identify_params(struct nvmet_req *req)
 		}
 		if (!ns->streams_state)
 			continue;
-		h = nvmet_streams_find_host(ns->streams_state, hostid);
+		h = nvmet_streams_find_host(req->sq->ctrl, ns);
 		supported = true;
-		enabled &= h && h->enabled;
+		enabled &= !!h;
 	}
 	mutex_unlock(&subsys->lock);
 
@@ -615,7 +752,7 @@ static u16 nvmet_streams_params(struct nvmet_req *req)
 	unsigned long flags;
 
 	mutex_lock(&ns->subsys->lock);
-	h = nvmet_streams_find_host(sd, &req->sq->ctrl->hostid);
+	h = nvmet_streams_find_host(req->sq->ctrl, ns);
 	params.msl = cpu_to_le16(sd->nr);
 	params.nssa = cpu_to_le16(sd->nr - sd->allocated);
 	params.sws = cpu_to_le32(max(1U, NVMET_STREAM_WRITE_SIZE >>
