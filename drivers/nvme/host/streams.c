@@ -460,6 +460,7 @@ void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_id_ns *id,
 	int err;
 
 	si->max_streams = nvme_streams_setup(ns, id, si, &why, &err);
+	si->refused = test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
 	if (si->max_streams)
 		return;
 	clear_bit(NVME_NS_STREAMS, &ns->flags);
@@ -489,7 +490,12 @@ void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
 	lim->max_streams = nvme_streams_for_ids(si->max_streams);
 	if (!nvme_ns_head_multipath(ns->head))
 		WRITE_ONCE(ns->head->nr_streams, si->max_streams);
-	if (si->max_streams)
+	/*
+	 * Not where a write was refused for its stream since the device was
+	 * asked: the scan that the refusal queued decides.
+	 */
+	if (si->max_streams &&
+	    (si->refused || !test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags)))
 		set_bit(NVME_NS_STREAMS, &ns->flags);
 }
 
