@@ -377,12 +377,15 @@ static u16 nvme_fdp_setup(struct nvme_ns *ns, u16 endgid,
 	result = le32_to_cpu(res.u32);
 	*used = result & NVME_FDP_FDPE;
 	/*
-	 * FDP disabled: where the streams were placement handles, that
-	 * explains a refusal of them, and FDP is set up afresh once it is
-	 * enabled again.
+	 * FDP disabled: where the streams were placement handles, or the
+	 * namespace has none left (an earlier scan already saw FDP off and
+	 * dropped the handles before the refusal of a write placed by them
+	 * came in), that explains a refusal, and FDP is set up afresh once
+	 * it is enabled again.  Not where the namespace uses the Streams
+	 * directive: a refusal of that is not explained by FDP.
 	 */
 	if (!*used) {
-		if (ns->plids)
+		if (ns->plids || !ns->nr_streams)
 			clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
 		return 0;
 	}
