@@ -82,6 +82,21 @@ static int reset_stats(struct fs_env *self)
 	return 0;
 }
 
+/*
+ * Open @path for writing without setting an ID, write 1 MiB of the
+ * pattern for @pattern at @off, fsync and close: 0 on success.  What the
+ * data gets is whatever ID the inode still has.
+ */
+static int write_untagged(const char *path, off_t off, int pattern)
+{
+	int fd = open(path, O_WRONLY), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write_at(fd, off, 1 << 20, pattern) || fsync(fd) ? -1 : 0;
+	return close(fd) ? -1 : ret;
+}
+
 /* Make the variant's file system on new null_blk devices and mount it. */
 static void fs_up(struct __test_metadata *_metadata, struct fs_env *self,
 		  const struct fs_variant *variant)
@@ -498,11 +513,7 @@ TEST_F(fs, id_ends_at_close_or_truncate)
 			ASSERT_EQ(0, truncate(path, 0));
 		ASSERT_EQ(0, reset_stats(&self->e));
 
-		fd = open(path, O_WRONLY);
-		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, write_at(fd, 1 << 20, 1 << 20, 0));
-		ASSERT_EQ(0, fsync(fd));
-		ASSERT_EQ(0, close(fd));
+		ASSERT_EQ(0, write_untagged(path, 1 << 20, 0));
 		for (d = 0; d < variant->v.devices; d++) {
 			ASSERT_EQ(0, read_stats(self->e.dir[d], &st));
 			EXPECT_LT(0, st.sectors[0]);
@@ -599,11 +610,7 @@ TEST_F(fs, writers_open_and_close)
 	}
 	/* The last of them closed: a writer without an ID writes in 0. */
 	ASSERT_EQ(0, reset_stats(&self->e));
-	fd = open(path, O_WRONLY);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, write_at(fd, (off_t)NR_FILES << 20, 1 << 20, 0));
-	ASSERT_EQ(0, fsync(fd));
-	ASSERT_EQ(0, close(fd));
+	ASSERT_EQ(0, write_untagged(path, (off_t)NR_FILES << 20, 0));
 	for (d = 0; d < variant->v.devices; d++) {
 		ASSERT_EQ(0, read_stats(self->e.dir[d], &st));
 		EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
@@ -774,11 +781,7 @@ TEST_F(overlay, setfl_then_close)
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, 6, -1 }));
 
 	ASSERT_EQ(0, reset_stats(&self->e));
-	fd = open(path, O_WRONLY);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, write_at(fd, 1 << 20, 1 << 20, 6));
-	ASSERT_EQ(0, fsync(fd));
-	ASSERT_EQ(0, close(fd));
+	ASSERT_EQ(0, write_untagged(path, 1 << 20, 6));
 	ASSERT_EQ(0, read_stats(self->e.dir[0], &st));
 	EXPECT_LE(2048, st.sectors[0]);
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
