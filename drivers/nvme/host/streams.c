@@ -1,38 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NVMe host: the Streams directive and Flexible Data Placement (FDP).
- *
- * A namespace whose endurance group has FDP enabled uses its placement
- * handles as streams, whether or not it also has the Streams directive:
- * at each scan the FDP feature, the FDP Configurations log page (one
- * reclaim group, a reclaim unit size) and the Reclaim Unit Handle Status
- * give the placement identifiers of its handles, at most 255, and stream
- * s goes to the one of handle s - 1 with the Data Placement directive.
- * The rest of what is said below of Streams holds for FDP too: when a
- * write carries a placement, what makes a write refused for it, and that
- * nothing fails because of it.  "fdp=0" turns FDP off; the Streams
- * directive is only used with "streams=1".
- *
- * Each namespace whose Identify directive lists Streams is set up when
- * the controller's namespaces are scanned, after the controller is live:
- * Streams enabled for it (Enable Directive, NSID of the namespace) unless
- * it is already, and its Return Parameters read.  No stream resources are
- * allocated: the namespace uses the subsystem's shared pool, so that no
- * host or namespace takes streams from another.  It uses as many stream
- * identifiers as it may have streams open: its allocation (NSA) if
- * someone made one, else the pool (NSSA), at most MSL and at most 255.
- * Writes then carry their bio's stream ID as the Streams directive (see
- * nvme_streams_setup_write()).
- *
- * A write only carries a directive while its namespace's streams are set
- * up on the controller as it is now (NVME_NS_STREAMS): a controller reset
- * ends that, and the scan that follows sets them up again.  A write the
- * device still refuses for its directive goes out again without it (see
- * nvme_streams_refused()), and only if that succeeds does the namespace
- * stop using streams.  Nothing here fails a probe or a write: a
- * namespace whose set-up fails works on without streams, with one log
- * line, and a controller that lets directive commands time out twice is
- * sent no more of them.
+ * NVMe host: the Streams directive, and the placement handles of Flexible
+ * Data Placement (fdp.c) used as streams.  At each scan of a namespace,
+ * before its queue is frozen, nvme_streams_query_ns() sets up FDP where
+ * its endurance group has it enabled, else Streams where the namespace
+ * has them, and counts the streams it may use; inside the limits update
+ * nvme_streams_set_limits() makes that its max_streams.  Writes then
+ * carry their stream as nvme_streams_setup_write() says, until a
+ * controller reset ends the set-up (NVME_NS_STREAMS) or the drive refuses
+ * one for its directive (nvme_streams_refused()).  Nothing here fails a
+ * probe or a write.  See Documentation/nvme/write-streams.rst.
  */
 #include "nvme.h"
 
@@ -42,19 +19,12 @@
  * devices place data differently once it is on.  The support of Linux
  * 4.13 to 5.17, once turned on, enabled Streams on every capable
  * namespace whether anyone used streams or not, which is part of why it
- * was removed.  The administrator who wants streams turns this on.  (FDP
- * needs no such switch: the host changes nothing on the device to use
- * it.)
+ * was removed.  The administrator who wants streams turns this on.
  */
 static bool streams;
 module_param(streams, bool, 0644);
 MODULE_PARM_DESC(streams,
 		 "enable and use the Streams directive of controllers that have it (default: false)");
-
-static bool fdp = true;
-module_param(fdp, bool, 0644);
-MODULE_PARM_DESC(fdp,
-		 "use Flexible Data Placement of controllers that have it (default: true)");
 
 /*
  * A command that sets up streams, on queue @q: its status, or a negative
@@ -63,9 +33,9 @@ MODULE_PARM_DESC(fdp,
  * timeout may have had another cause, and after a second such command is
  * sent no more of them for its life.
  */
-static int nvme_streams_cmd(struct nvme_ns *ns, struct request_queue *q,
-			    struct nvme_command *c, void *buf, unsigned int len,
-			    union nvme_result *result)
+int nvme_streams_cmd(struct nvme_ns *ns, struct request_queue *q,
+		     struct nvme_command *c, void *buf, unsigned int len,
+		     union nvme_result *result)
 {
 	struct nvme_ctrl *ctrl = ns->ctrl;
 	unsigned long start = jiffies;
@@ -159,7 +129,7 @@ void nvme_streams_init_ctrl(struct nvme_ctrl *ctrl)
  * stay off until the next reset.  Once a scan finds them set up again and
  * still enabled, a later refusal asks for a scan again.
  */
-static bool nvme_streams_trusted(struct nvme_ns *ns)
+bool nvme_streams_trusted(struct nvme_ns *ns)
 {
 	if (!test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags))
 		return true;
@@ -205,208 +175,6 @@ static u16 nvme_streams_count(struct nvme_ns *ns, const char **why, int *err)
 	return n;
 }
 
-/* A log page of endurance group @endgid. */
-static int nvme_fdp_get_log(struct nvme_ns *ns, u8 lid, u16 endgid,
-			    void *buf, unsigned int len)
-{
-	struct nvme_command c = { };
-	u32 numd = nvme_bytes_to_numd(len);
-
-	c.get_log_page.opcode = nvme_admin_get_log_page;
-	c.get_log_page.lid = lid;
-	c.get_log_page.numdl = cpu_to_le16(numd & 0xffff);
-	c.get_log_page.numdu = cpu_to_le16(numd >> 16);
-	c.get_log_page.lsi = cpu_to_le16(endgid);
-	c.get_log_page.csi = NVME_CSI_NVM;
-	return nvme_streams_cmd(ns, ns->ctrl->admin_q, &c, buf, len, NULL);
-}
-
-/*
- * The FDP Configurations log is read whole, in one transfer, up to this
- * size; real logs are a few hundred bytes.
- */
-#define NVME_FDP_CONFIGS_MAX	SZ_64K
-
-/*
- * The reclaim unit size of configuration @cidx of endurance group
- * @endgid, which must have one reclaim group; 0 with the reason in @why.
- */
-static u64 nvme_fdp_runs(struct nvme_ns *ns, u16 endgid, u8 cidx,
-			 const char **why, int *err)
-{
-	struct nvme_fdp_config_log *log;
-	struct nvme_fdp_config_desc *desc = NULL;
-	size_t size, dsze, off;
-	unsigned int i;
-	u64 runs = 0;
-
-	*why = "out of memory";
-	*err = -ENOMEM;
-	log = kzalloc(sizeof(*log), GFP_KERNEL);
-	if (!log)
-		return 0;
-	*why = "configurations log failed";
-	*err = nvme_fdp_get_log(ns, NVME_LOG_FDP_CONFIGS, endgid, log,
-				sizeof(*log));
-	if (*err)
-		goto out;
-	size = le32_to_cpu(log->sze);
-	*why = "configurations log is not valid";
-	if (cidx > le16_to_cpu(log->numfdpc) || size <= sizeof(*log))
-		goto out;
-	*why = "configurations log is too large";
-	if (size > min_t(size_t, NVME_FDP_CONFIGS_MAX,
-			 (size_t)ns->ctrl->max_hw_sectors << SECTOR_SHIFT))
-		goto out;
-	kfree(log);
-	*why = "out of memory";
-	*err = -ENOMEM;
-	log = kzalloc(size, GFP_KERNEL);
-	if (!log)
-		return 0;
-	*why = "configurations log failed";
-	*err = nvme_fdp_get_log(ns, NVME_LOG_FDP_CONFIGS, endgid, log, size);
-	if (*err)
-		goto out;
-	/* Descriptor @cidx, each where the one before it says it ends. */
-	*why = "configurations log is not valid";
-	for (i = 0, off = sizeof(*log); i <= cidx; i++, off += dsze) {
-		if (off + sizeof(*desc) > size)
-			goto out;
-		desc = (void *)log + off;
-		dsze = le16_to_cpu(desc->dsze);
-		if (dsze < sizeof(*desc) || off + dsze > size)
-			goto out;
-	}
-	if (!(desc->fdpa & NVME_FDP_FDPA_VALID))
-		goto out;
-	*why = "more than one reclaim group";
-	if (le32_to_cpu(desc->nrg) != 1)
-		goto out;
-	*why = "no reclaim unit size";
-	runs = le64_to_cpu(desc->runs);
-	if (runs)
-		*why = NULL;
-out:
-	kfree(log);
-	return runs;
-}
-
-/* Placement handles read, at most: the most streams a namespace has. */
-#define NVME_FDP_MAX_HANDLES	BLK_MAX_STREAMS
-
-/*
- * The placement identifiers of the handles of @ns, in @si, from its
- * Reclaim Unit Handle Status; their number, 0 with the reason in @why.
- */
-static u16 nvme_fdp_handles(struct nvme_ns *ns, struct nvme_streams_info *si,
-			    const char **why, int *err)
-{
-	struct nvme_fdp_ruh_status *st;
-	struct nvme_command c = { };
-	unsigned int size, i;
-	u16 n = 0;
-
-	*why = "out of memory";
-	*err = -ENOMEM;
-	size = struct_size(st, ruhsd, NVME_FDP_MAX_HANDLES);
-	st = kzalloc(size, GFP_KERNEL);
-	if (!st)
-		return 0;
-	*why = NULL;
-	c.common.opcode = nvme_cmd_io_mgmt_recv;
-	c.common.nsid = cpu_to_le32(ns->head->ns_id);
-	c.common.cdw10 = cpu_to_le32(NVME_IO_MGMT_RECV_MO_RUHS);
-	c.common.cdw11 = cpu_to_le32(nvme_bytes_to_numd(size));
-	*err = nvme_streams_cmd(ns, ns->queue, &c, st, size, NULL);
-	if (*err) {
-		/* An I/O command: an inaccessible path (ANA) cannot say. */
-		si->path_error = *err > 0 && nvme_is_path_error(*err);
-		*why = si->path_error ? "path not accessible" :
-			"handle status failed";
-		goto out;
-	}
-	n = min_t(unsigned int, le16_to_cpu(st->nruhsd), NVME_FDP_MAX_HANDLES);
-	if (!n) {
-		*why = "no placement handles";
-		goto out;
-	}
-	si->plids = kcalloc(n, sizeof(*si->plids), GFP_KERNEL);
-	if (!si->plids) {
-		*why = "out of memory";
-		*err = -ENOMEM;
-		n = 0;
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		si->plids[i] = le16_to_cpu(st->ruhsd[i].pid);
-out:
-	kfree(st);
-	return n;
-}
-
-/*
- * The FDP placement handles @ns may use as streams, where its endurance
- * group @endgid has FDP enabled (@used set then, even where they cannot
- * be used); 0 if none, with the reason in @why.
- */
-static u16 nvme_fdp_setup(struct nvme_ns *ns, u16 endgid,
-			  struct nvme_streams_info *si, bool *used,
-			  const char **why, int *err)
-{
-	struct nvme_command c = { };
-	union nvme_result res;
-	u32 result;
-	u64 runs;
-	u16 n;
-
-	c.features.opcode = nvme_admin_get_features;
-	c.features.fid = cpu_to_le32(NVME_FEAT_FDP);
-	c.features.dword11 = cpu_to_le32(endgid);
-	*err = nvme_streams_cmd(ns, ns->ctrl->admin_q, &c, NULL, 0, &res);
-	if (*err) {
-		/* Said for a new namespace; Streams may still be there. */
-		*used = false;
-		if (!test_bit(NVME_NS_READY, &ns->flags))
-			dev_info(ns->ctrl->device,
-				 "nsid %u: FDP not used: FDP feature failed (%d)\n",
-				 ns->head->ns_id, *err);
-		*err = 0;
-		return 0;
-	}
-	result = le32_to_cpu(res.u32);
-	*used = result & NVME_FDP_FDPE;
-	/*
-	 * FDP disabled: where the streams were placement handles, or the
-	 * namespace has none left (an earlier scan already saw FDP off and
-	 * dropped the handles before the refusal of a write placed by them
-	 * came in), that explains a refusal, and FDP is set up afresh once
-	 * it is enabled again.  Not where the namespace uses the Streams
-	 * directive: a refusal of that is not explained by FDP.
-	 */
-	if (!*used) {
-		if (ns->plids || !ns->nr_streams)
-			clear_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
-		return 0;
-	}
-	if (!nvme_streams_trusted(ns))
-		return 0;
-
-	runs = nvme_fdp_runs(ns, endgid,
-			     (result >> NVME_FDP_FDPCIDX_SHIFT) & 0xff, why, err);
-	if (!runs)
-		return 0;
-	n = nvme_fdp_handles(ns, si, why, err);
-	if (!n)
-		return 0;
-	/* Said when the count changes; io_min and io_opt stay as they were. */
-	if (n != ns->nr_streams || !ns->plids)
-		dev_info(ns->ctrl->device,
-			 "nsid %u: FDP, %u placement handles, reclaim unit %llu bytes\n",
-			 ns->head->ns_id, n, runs);
-	return n;
-}
-
 /* How many streams @ns may use: 0 if none, with the reason in @why. */
 static u16 nvme_streams_setup(struct nvme_ns *ns, struct nvme_id_ns *id,
 			      struct nvme_streams_info *si, const char **why,
@@ -421,13 +189,10 @@ static u16 nvme_streams_setup(struct nvme_ns *ns, struct nvme_id_ns *id,
 	if (test_bit(NVME_CTRL_STREAMS_BROKEN, &ns->ctrl->flags))
 		return 0;
 	/* FDP first; the Streams directive where FDP is not enabled. */
-	if (fdp && (ns->ctrl->ctratt & NVME_CTRL_ATTR_FDPS) && id->endgid) {
-		n = nvme_fdp_setup(ns, le16_to_cpu(id->endgid), si, &used, why,
-				   err);
-		if (used) {
-			si->fdp_tried = true;
-			return n;
-		}
+	n = nvme_fdp_setup(ns, id, si, &used, why, err);
+	if (used) {
+		si->fdp_tried = true;
+		return n;
 	}
 	if (!streams || !(ns->ctrl->oacs & NVME_CTRL_OACS_DIRECTIVES))
 		return 0;

@@ -8,10 +8,9 @@
  * "fdp_ru_size" bytes each, and the namespace's placement handle i on
  * reclaim unit handle i, so that placement identifier i is handle i.
  * "fdp_enable" says whether FDP is enabled in the endurance group.  The
- * host sees it in Identify, the FDP feature, the four FDP log pages and
- * I/O Management Receive and Send; a write with the Data Placement
- * directive is counted in "stream_stats" under its handle plus one and
- * passed on to the backing block device as that stream.
+ * host sees it in Identify, the FDP feature and the four FDP log pages,
+ * which are here, and in I/O Management Receive and Send, which are in
+ * fdp-io.c with the writes.
  *
  * The state a host can see is kept as a device would: how much of the
  * current reclaim unit of each handle is written (a handle moves on to
@@ -22,27 +21,11 @@
  * the FDP Statistics log reports media bytes written equal to host
  * bytes written, and no bytes erased.
  *
- * The specification leaves some things to the controller; here:
- * - a write with an invalid placement identifier is not failed: it goes
- *   to placement handle 0, and the Invalid Placement Identifier event is
- *   logged if handle 0 has it enabled;
- * - a write with the Data Placement directive while FDP is disabled is
- *   failed with Invalid Field in Command, as a write with any directive
- *   that is not enabled;
- * - FDP is enabled and disabled only through configfs: Set Features FDP
- *   from a host fails with Command Sequence Error, as it does on any
- *   endurance group that has a namespace.  A change of "fdp_enable"
- *   while the namespace is enabled is announced to the hosts as a
- *   change of the namespace.
- *
- * Writes are the hot path: a write with a valid placement identifier, or
- * none, takes no lock and writes no memory other CPUs write; it is
- * counted in per-CPU counters only.  How much of its current reclaim unit
- * a handle has written follows from those: the sectors written to it
- * since it last moved to a new unit by an update, modulo the unit's
- * size, worked out only when a host asks (Reclaim Unit Handle Status and
- * Update).  A write with an invalid placement identifier, which may log
- * an event, takes the lock.
+ * FDP is enabled and disabled only through configfs: Set Features FDP
+ * from a host fails with Command Sequence Error, as it does on any
+ * endurance group that has a namespace.  A change of "fdp_enable" while
+ * the namespace is enabled is announced to the hosts as a change of the
+ * namespace.
  *
  * Locking: "fdp_enable" is read without a lock.  The namespace's FDP
  * state exists from when the namespace is enabled until no command uses
@@ -54,53 +37,21 @@
  * may not be seen yet (and on 32-bit, may tear a count).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
-#include <linux/math64.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
-#include <linux/timekeeping.h>
 #include <linux/unaligned.h>
-#include "nvmet.h"
+#include "fdp.h"
 
 /* The events a handle can have enabled, by bit. */
-static const u8 nvmet_fdp_event_types[] = {
+const u8 nvmet_fdp_event_types[NVMET_FDP_NR_EVENT_TYPES] = {
 	NVME_FDP_EVENT_RUNFW,
 	NVME_FDP_EVENT_PID,
 };
 
-struct nvmet_fdp_handle {
-	/* Its sectors when an update last moved it to a new reclaim unit. */
-	u64	ru_start;
-	u8	events;		/* enabled, bits of nvmet_fdp_event_types */
-};
-
-struct nvmet_fdp_stats {
-	u64	requests;
-	u64	sectors;
-};
-
 /*
- * The writes to the namespace on one CPU, since it was enabled.  Those
- * of stream s + 1 are the writes to placement handle s, which give its
- * reclaim unit's writes too.
+ * Whether some enabled namespace has placement handles; subsystem lock
+ * held.
  */
-struct nvmet_fdp_cpu {
-	u64			host_bytes;	/* HBMW */
-	u64			host_writes;	/* write commands */
-	struct nvmet_fdp_stats	stats[];	/* by stream, 0 for none */
-};
-
-/* The FDP state of an enabled namespace with placement handles. */
-struct nvmet_ns_fdp {
-	u16			nr_handles;	/* fdp_handles, at enable */
-	u64			ru_size;	/* fdp_ru_size, at enable */
-	spinlock_t		lock;		/* handles, events */
-	unsigned int		first_event, nr_events;
-	struct nvme_fdp_event	events[NVME_FDP_EVENTS_MAX];
-	struct nvmet_fdp_cpu __percpu *cpu;
-	struct nvmet_fdp_stats	*zero;		/* the sums at the last reset */
-	struct nvmet_fdp_handle	handles[];
-};
-
 bool nvmet_subsys_has_fdp(struct nvmet_subsys *subsys)
 {
 	struct nvmet_ns *ns;
@@ -121,11 +72,9 @@ static void nvmet_fdp_check_sizes(void)
 	BUILD_BUG_ON(sizeof(struct nvme_fdp_stats_log) != 64);
 	BUILD_BUG_ON(sizeof(struct nvme_fdp_event) != 64);
 	BUILD_BUG_ON(sizeof(struct nvme_fdp_events_log) != 4096);
-	BUILD_BUG_ON(sizeof(struct nvme_fdp_ruh_status) != 16);
 	BUILD_BUG_ON(sizeof(struct nvme_id_endgrp_list) !=
 		     NVME_IDENTIFY_DATA_SIZE);
 	BUILD_BUG_ON(sizeof(struct nvme_endgrp_log) != 512);
-	BUILD_BUG_ON(sizeof(struct nvme_fdp_ruh_status_desc) != 32);
 }
 
 int nvmet_fdp_ns_enable(struct nvmet_ns *ns)
@@ -193,233 +142,7 @@ void nvmet_fdp_ns_changed(struct nvmet_ns *ns)
 		nvmet_ns_changed(ns->subsys, ns->nsid);
 }
 
-static u16 nvmet_fdp_invalid(struct nvmet_req *req, size_t loc)
-{
-	req->error_loc = loc;
-	return NVME_SC_INVALID_FIELD | NVME_STATUS_DNR;
-}
-
-/* Log a host event; the FDP lock held. */
-static void nvmet_fdp_event(struct nvmet_ns *ns, u8 type, u16 pid,
-			    bool located)
-{
-	struct nvmet_ns_fdp *fdp = ns->fdp;
-	struct nvme_fdp_event *ev;
-
-	lockdep_assert_held(&fdp->lock);
-	if (fdp->nr_events == NVME_FDP_EVENTS_MAX) {
-		/* Full: the oldest goes. */
-		fdp->first_event = (fdp->first_event + 1) % NVME_FDP_EVENTS_MAX;
-		fdp->nr_events--;
-	}
-	ev = &fdp->events[(fdp->first_event + fdp->nr_events++) %
-			  NVME_FDP_EVENTS_MAX];
-	memset(ev, 0, sizeof(*ev));
-	ev->type = type;
-	ev->flags = NVME_FDP_EVENT_F_PIV | NVME_FDP_EVENT_F_NSIDV;
-	ev->pid = cpu_to_le16(pid);
-	/* The Timestamp feature's format: milliseconds in bits 47:0. */
-	put_unaligned_le64(div_u64(ktime_get_real_ns(), NSEC_PER_MSEC),
-			   ev->timestamp);
-	ev->nsid = cpu_to_le32(ns->nsid);
-	if (located) {
-		ev->flags |= NVME_FDP_EVENT_F_LV;
-		ev->ruhid = pid;
-	}
-}
-
-/* Whether @handle has event @type enabled; the FDP lock held. */
-static bool nvmet_fdp_event_enabled(struct nvmet_ns_fdp *fdp,
-				    unsigned int handle, u8 type)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(nvmet_fdp_event_types); i++)
-		if (nvmet_fdp_event_types[i] == type)
-			return fdp->handles[handle].events & (1 << i);
-	return false;
-}
-
-/*
- * A write with placement identifier @pid that is not valid: it goes to
- * handle 0, and logs an event where handle 0 has that enabled.
- */
-static void nvmet_fdp_invalid_pid(struct nvmet_ns *ns, u16 pid)
-{
-	struct nvmet_ns_fdp *fdp = ns->fdp;
-	unsigned long flags;
-
-	spin_lock_irqsave(&fdp->lock, flags);
-	if (nvmet_fdp_event_enabled(fdp, 0, NVME_FDP_EVENT_PID))
-		nvmet_fdp_event(ns, NVME_FDP_EVENT_PID, pid, false);
-	spin_unlock_irqrestore(&fdp->lock, flags);
-}
-
-/*
- * The placement handle of a write with the Data Placement directive: its
- * placement identifier, or 0 where that is not valid.
- */
-static inline unsigned int nvmet_fdp_handle(struct nvmet_ns *ns, u16 pid)
-{
-	return pid < ns->fdp->nr_handles ? pid : 0;
-}
-
-/*
- * The stream of the backing device that a write with placement
- * identifier @pid goes to: its handle plus one, at most 255.
- */
-u8 nvmet_fdp_stream(struct nvmet_ns *ns, u16 pid)
-{
-	return nvmet_fdp_handle(ns, pid) + 1;
-}
-
-/* A write of @len bytes with placement identifier @pid. */
-static void nvmet_fdp_write(struct nvmet_ns *ns, u16 pid, u32 len)
-{
-	struct nvmet_fdp_cpu __percpu *cpu = ns->fdp->cpu;
-	unsigned int handle = nvmet_fdp_handle(ns, pid);
-
-	if (unlikely(pid != handle))
-		nvmet_fdp_invalid_pid(ns, pid);
-	/*
-	 * Under the stream of its handle; that counts the writes of the
-	 * handle's reclaim units too (see nvmet_fdp_ru_written()).
-	 */
-	this_cpu_inc(cpu->stats[handle + 1].requests);
-	this_cpu_add(cpu->stats[handle + 1].sectors, len >> SECTOR_SHIFT);
-}
-
-/* The host wrote @len bytes, with or without a directive. */
-static void nvmet_fdp_host_write(struct nvmet_ns_fdp *fdp, u32 len)
-{
-	this_cpu_add(fdp->cpu->host_bytes, len);
-	this_cpu_inc(fdp->cpu->host_writes);
-}
-
-/*
- * A write to a namespace with placement handles: with the Data Placement
- * directive it needs FDP enabled, and goes to its placement handle; with
- * the Streams directive it is left to the Streams code if the namespace
- * has streams.  Counted under its stream, 0 for none.
- */
-static u16 nvmet_fdp_parse_write(struct nvmet_req *req)
-{
-	struct nvme_rw_command *rw = &req->cmd->rw;
-	struct nvmet_ns *ns = req->ns;
-	struct nvmet_ns_fdp *fdp = ns->fdp;
-	u32 len = nvmet_rw_data_len(req);
-	u16 status;
-
-	switch (nvmet_rw_dtype(rw)) {
-	case 0:
-		this_cpu_inc(fdp->cpu->stats[0].requests);
-		this_cpu_add(fdp->cpu->stats[0].sectors, len >> SECTOR_SHIFT);
-		break;
-	case NVME_DIR_FDP:
-		if (!READ_ONCE(ns->fdp_enabled))
-			return nvmet_fdp_invalid(req,
-				offsetof(struct nvme_rw_command, control));
-		nvmet_fdp_write(ns, nvmet_rw_dspec(rw), len);
-		break;
-	case NVME_DIR_STREAMS:
-		if (ns->streams_state) {
-			/* Counted under its stream by the Streams code. */
-			status = nvmet_streams_parse_io_cmd(req);
-			if (!status)
-				nvmet_fdp_host_write(fdp, len);
-			return status;
-		}
-		fallthrough;
-	default:
-		return nvmet_fdp_invalid(req,
-				offsetof(struct nvme_rw_command, control));
-	}
-	nvmet_fdp_host_write(fdp, len);
-	return NVME_SC_SUCCESS;
-}
-
-/* The writes counted under stream @id on all CPUs, since enabled. */
-static void nvmet_fdp_sum(struct nvmet_ns_fdp *fdp, unsigned int id,
-			  struct nvmet_fdp_stats *sum)
-{
-	const struct nvmet_fdp_stats *st;
-	int cpu;
-
-	sum->requests = 0;
-	sum->sectors = 0;
-	for_each_possible_cpu(cpu) {
-		st = &per_cpu_ptr(fdp->cpu, cpu)->stats[id];
-		sum->requests += READ_ONCE(st->requests);
-		sum->sectors += READ_ONCE(st->sectors);
-	}
-}
-
-/* The bytes and write commands of the host, on all CPUs. */
-static void nvmet_fdp_host_sum(struct nvmet_ns_fdp *fdp, u64 *bytes,
-			       u64 *writes)
-{
-	const struct nvmet_fdp_cpu *c;
-	int cpu;
-
-	*bytes = 0;
-	*writes = 0;
-	for_each_possible_cpu(cpu) {
-		c = per_cpu_ptr(fdp->cpu, cpu);
-		*bytes += READ_ONCE(c->host_bytes);
-		*writes += READ_ONCE(c->host_writes);
-	}
-}
-
-/*
- * What @handle has written of its current reclaim unit, in bytes, with
- * @sectors written to it in all: a unit written full is left for a new
- * one.  The FDP lock held.
- */
-static u64 nvmet_fdp_ru_written(struct nvmet_ns_fdp *fdp,
-				unsigned int handle, u64 sectors)
-{
-	u64 rem;
-
-	lockdep_assert_held(&fdp->lock);
-	/* The only division: not per write, per question of a host. */
-	div64_u64_rem(sectors - fdp->handles[handle].ru_start,
-		      fdp->ru_size >> SECTOR_SHIFT, &rem);
-	return rem << SECTOR_SHIFT;
-}
-
-/* The sectors written to @handle, since enabled. */
-static u64 nvmet_fdp_handle_sectors(struct nvmet_ns_fdp *fdp,
-				    unsigned int handle)
-{
-	struct nvmet_fdp_stats sum;
-
-	nvmet_fdp_sum(fdp, handle + 1, &sum);
-	return sum.sectors;
-}
-
-/* Add the writes counted under stream @id to @requests and @sectors. */
-void nvmet_fdp_stream_stats(struct nvmet_ns *ns, unsigned int id,
-			    u64 *requests, u64 *sectors)
-{
-	struct nvmet_fdp_stats sum;
-
-	if (!ns->fdp || id > ns->fdp->nr_handles)
-		return;
-	nvmet_fdp_sum(ns->fdp, id, &sum);
-	*requests += sum.requests - ns->fdp->zero[id].requests;
-	*sectors += sum.sectors - ns->fdp->zero[id].sectors;
-}
-
-/* Reset: what the counters are now is what is zero from now on. */
-void nvmet_fdp_stream_stats_reset(struct nvmet_ns *ns)
-{
-	unsigned int id;
-
-	for (id = 0; ns->fdp && id <= ns->fdp->nr_handles; id++)
-		nvmet_fdp_sum(ns->fdp, id, &ns->fdp->zero[id]);
-}
-
-/* --- Get Log Page and Get and Set Features, by endurance group. */
+/* --- Get Log Page, Identify, Get and Set Features, by endurance group. */
 
 /*
  * The namespace of endurance group @endgid, or NULL; subsystem lock held.
@@ -475,6 +198,22 @@ static void *nvmet_fdp_ruh_usage(struct nvmet_ns *ns, size_t *size)
 	for (i = 0; i < ns->fdp->nr_handles; i++)
 		log->ruhus[i].ruha = NVME_FDP_RUHA_HOST;
 	return log;
+}
+
+/* The bytes and write commands of the host, on all CPUs. */
+static void nvmet_fdp_host_sum(struct nvmet_ns_fdp *fdp, u64 *bytes,
+			       u64 *writes)
+{
+	const struct nvmet_fdp_cpu *c;
+	int cpu;
+
+	*bytes = 0;
+	*writes = 0;
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(fdp->cpu, cpu);
+		*bytes += READ_ONCE(c->host_bytes);
+		*writes += READ_ONCE(c->host_writes);
+	}
 }
 
 static void *nvmet_fdp_stats(struct nvmet_ns *ns, size_t *size)
@@ -555,14 +294,14 @@ void nvmet_execute_get_log_page_fdp(struct nvmet_req *req)
 	u16 status;
 
 	if (offset & 3) {
-		status = nvmet_fdp_invalid(req, LOG_LOC(lpo));
+		status = nvmet_invalid_field(req, LOG_LOC(lpo));
 		goto out;
 	}
 	mutex_lock(&subsys->lock);
 	ns = nvmet_fdp_endgrp(subsys, le16_to_cpu(cmd->lsi));
 	if (!ns) {
 		mutex_unlock(&subsys->lock);
-		status = nvmet_fdp_invalid(req, LOG_LOC(lsi));
+		status = nvmet_invalid_field(req, LOG_LOC(lsi));
 		goto out;
 	}
 	/* The configurations are there to be read before FDP is enabled. */
@@ -596,7 +335,7 @@ void nvmet_execute_get_log_page_fdp(struct nvmet_req *req)
 		goto out;
 	}
 	if (offset >= size) {
-		status = nvmet_fdp_invalid(req, LOG_LOC(lpo));
+		status = nvmet_invalid_field(req, LOG_LOC(lpo));
 		goto out;
 	}
 	status = nvmet_copy_reply(req, log + offset, size - offset);
@@ -653,7 +392,7 @@ static u16 nvmet_get_feat_fdp(struct nvmet_req *req)
 	mutex_lock(&subsys->lock);
 	ns = nvmet_fdp_endgrp(subsys, endgid);
 	if (!ns)
-		status = nvmet_fdp_invalid(req, FEAT_LOC(cdw11));
+		status = nvmet_invalid_field(req, FEAT_LOC(cdw11));
 	else if (READ_ONCE(ns->fdp_enabled))
 		nvmet_set_result(req, NVME_FDP_FDPE);	/* configuration 0 */
 	mutex_unlock(&subsys->lock);
@@ -671,7 +410,7 @@ static u16 nvmet_set_feat_fdp(struct nvmet_req *req)
 	if (nvmet_fdp_endgrp(subsys, endgid))
 		status = NVME_SC_CMD_SEQ_ERROR | NVME_STATUS_DNR;
 	else
-		status = nvmet_fdp_invalid(req, FEAT_LOC(cdw11));
+		status = nvmet_invalid_field(req, FEAT_LOC(cdw11));
 	mutex_unlock(&subsys->lock);
 	return status;
 }
@@ -690,13 +429,13 @@ static u16 nvmet_fdp_events_args(struct nvmet_req *req, unsigned int *handle,
 	if (status)
 		return status;
 	if (!req->ns->fdp)
-		return nvmet_fdp_invalid(req, FEAT_LOC(nsid));
+		return nvmet_invalid_field(req, FEAT_LOC(nsid));
 	if (!READ_ONCE(req->ns->fdp_enabled))
 		return NVME_SC_FDP_DISABLED | NVME_STATUS_DNR;
 	*handle = cdw11 & 0xffff;
 	*noet = (cdw11 >> 16) & 0xff;
 	if (*handle >= req->ns->fdp->nr_handles)
-		return nvmet_fdp_invalid(req, FEAT_LOC(cdw11));
+		return nvmet_invalid_field(req, FEAT_LOC(cdw11));
 	return NVME_SC_SUCCESS;
 }
 
@@ -721,7 +460,7 @@ static u16 nvmet_get_feat_fdp_events(struct nvmet_req *req)
 	if (status)
 		return status;
 	if (!noet)
-		return nvmet_fdp_invalid(req, FEAT_LOC(cdw11));
+		return nvmet_invalid_field(req, FEAT_LOC(cdw11));
 	n = min_t(unsigned int, noet, ARRAY_SIZE(d));
 	spin_lock_irqsave(&req->ns->fdp->lock, flags);
 	for (i = 0; i < n; i++) {
@@ -773,161 +512,13 @@ static u16 nvmet_set_feat_fdp_events(struct nvmet_req *req)
 	return NVME_SC_SUCCESS;
 }
 
-/* --- I/O Management Receive and Send. */
-
-#define MGMT_LOC(field)	offsetof(struct nvme_common_command, field)
-
-/* Reclaim Unit Handle Status: every placement handle, in order. */
-static u16 nvmet_fdp_ruh_status(struct nvmet_req *req)
-{
-	struct nvmet_ns *ns = req->ns;
-	struct nvmet_ns_fdp *fdp = ns->fdp;
-	struct nvme_fdp_ruh_status *st;
-	struct nvme_fdp_ruh_status_desc *d;
-	unsigned long flags;
-	unsigned int i;
-	u64 written;
-	size_t size;
-	u16 status;
-
-	size = struct_size(st, ruhsd, ns->fdp->nr_handles);
-	st = kzalloc(size, GFP_KERNEL);
-	if (!st)
-		return NVME_SC_INTERNAL;
-	st->nruhsd = cpu_to_le16(ns->fdp->nr_handles);
-	spin_lock_irqsave(&fdp->lock, flags);
-	for (i = 0; i < ns->fdp->nr_handles; i++) {
-		d = &st->ruhsd[i];
-		d->pid = cpu_to_le16(i);
-		d->ruhid = cpu_to_le16(i);
-		/* Available media writes, in logical blocks. */
-		written = nvmet_fdp_ru_written(fdp, i,
-					       nvmet_fdp_handle_sectors(fdp, i));
-		d->ruamw = cpu_to_le64((fdp->ru_size - written) >>
-				       ns->blksize_shift);
-	}
-	spin_unlock_irqrestore(&fdp->lock, flags);
-	/* A smaller buffer gets what fits of it. */
-	status = nvmet_copy_reply(req, st, size);
-	kfree(st);
-	return status;
-}
-
-static void nvmet_execute_io_mgmt_recv(struct nvmet_req *req)
-{
-	u32 cdw10 = le32_to_cpu(req->cmd->common.cdw10);
-	u32 numd = le32_to_cpu(req->cmd->common.cdw11);
-	u16 status;
-
-	if (!nvmet_check_transfer_len(req, ((size_t)numd + 1) * 4))
-		return;
-	if (!(cdw10 & 0xff))	/* no operation */
-		status = nvmet_zero_sgl(req, 0, req->transfer_len);
-	else if ((cdw10 & 0xff) != NVME_IO_MGMT_RECV_MO_RUHS)
-		status = nvmet_fdp_invalid(req, MGMT_LOC(cdw10));
-	else if (!READ_ONCE(req->ns->fdp_enabled))
-		status = NVME_SC_FDP_DISABLED | NVME_STATUS_DNR;
-	else
-		status = nvmet_fdp_ruh_status(req);
-	nvmet_req_complete(req, status);
-}
-
-/*
- * Reclaim Unit Handle Update: each placement identifier listed (MOS + 1
- * of them) moves to a new reclaim unit.  All are checked first: one that
- * is not valid fails the command and changes nothing.
- */
-static u16 nvmet_fdp_ruh_update(struct nvmet_req *req, unsigned int n)
-{
-	struct nvmet_ns *ns = req->ns;
-	struct nvmet_ns_fdp *fdp = ns->fdp;
-	unsigned long flags;
-	unsigned int i, pid;
-	__le16 *pids;
-	u64 sectors;
-	u16 status;
-
-	pids = kmalloc_array(n, sizeof(*pids), GFP_KERNEL);
-	if (!pids)
-		return NVME_SC_INTERNAL;
-	status = nvmet_copy_from_sgl(req, 0, pids, n * sizeof(*pids));
-	if (status)
-		goto out;
-	for (i = 0; i < n; i++) {
-		if (le16_to_cpu(pids[i]) >= ns->fdp->nr_handles) {
-			status = nvmet_fdp_invalid(req, MGMT_LOC(dptr));
-			goto out;
-		}
-	}
-	spin_lock_irqsave(&fdp->lock, flags);
-	for (i = 0; i < n; i++) {
-		pid = le16_to_cpu(pids[i]);
-		sectors = nvmet_fdp_handle_sectors(fdp, pid);
-		if (nvmet_fdp_ru_written(fdp, pid, sectors) &&
-		    nvmet_fdp_event_enabled(fdp, pid, NVME_FDP_EVENT_RUNFW))
-			nvmet_fdp_event(ns, NVME_FDP_EVENT_RUNFW, pid, true);
-		fdp->handles[pid].ru_start = sectors;
-	}
-	spin_unlock_irqrestore(&fdp->lock, flags);
-out:
-	kfree(pids);
-	return status;
-}
-
-static void nvmet_execute_io_mgmt_send(struct nvmet_req *req)
-{
-	u32 cdw10 = le32_to_cpu(req->cmd->common.cdw10);
-	unsigned int n = (cdw10 >> 16) + 1;
-	u16 status;
-
-	if ((cdw10 & 0xff) != NVME_IO_MGMT_SEND_MO_RUHU) {
-		/* 0: no operation */
-		nvmet_req_complete(req, (cdw10 & 0xff) ?
-				   nvmet_fdp_invalid(req, MGMT_LOC(cdw10)) : 0);
-		return;
-	}
-	if (!nvmet_check_transfer_len(req, n * sizeof(__le16)))
-		return;
-	if (!READ_ONCE(req->ns->fdp_enabled))
-		status = NVME_SC_FDP_DISABLED | NVME_STATUS_DNR;
-	else if (n > req->ns->fdp->nr_handles)
-		status = nvmet_fdp_invalid(req, MGMT_LOC(cdw10));
-	else
-		status = nvmet_fdp_ruh_update(req, n);
-	nvmet_req_complete(req, status);
-}
-
-/*
- * An I/O command to a namespace with placement handles: a write is
- * checked and counted, then goes on to the command set with the rest;
- * I/O Management Receive and Send are parsed here (@mgmt set).
- */
-u16 nvmet_fdp_parse_io_cmd(struct nvmet_req *req, bool *mgmt)
-{
-	*mgmt = false;
-	switch (req->cmd->common.opcode) {
-	case nvme_cmd_write:
-		return nvmet_fdp_parse_write(req);
-	case nvme_cmd_io_mgmt_recv:
-		*mgmt = true;
-		req->execute = nvmet_execute_io_mgmt_recv;
-		return NVME_SC_SUCCESS;
-	case nvme_cmd_io_mgmt_send:
-		*mgmt = true;
-		req->execute = nvmet_execute_io_mgmt_send;
-		return NVME_SC_SUCCESS;
-	default:
-		return NVME_SC_SUCCESS;
-	}
-}
-
 /* Get (@set false) or Set Features FDP or FDP Events. */
 u16 nvmet_feat_fdp(struct nvmet_req *req, bool set)
 {
 	u8 fid = le32_to_cpu(req->cmd->common.cdw10) & 0xff;
 
 	if (!req->sq->ctrl->fdp)
-		return nvmet_fdp_invalid(req, FEAT_LOC(cdw10));
+		return nvmet_invalid_field(req, FEAT_LOC(cdw10));
 	if (fid == NVME_FEAT_FDP)
 		return set ? nvmet_set_feat_fdp(req) : nvmet_get_feat_fdp(req);
 	return set ? nvmet_set_feat_fdp_events(req) :

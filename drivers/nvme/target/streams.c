@@ -3,9 +3,9 @@
  * NVMe over Fabrics target: the Streams directive.
  *
  * A namespace whose "streams" attribute is not 0 offers that many streams
- * (MSL) through the Identify and Streams directives, counts the writes it
- * receives per stream in "stream_stats" and passes the stream of each
- * write on to its backing block device.
+ * (MSL) through the Identify and Streams directives.  Here are its set-up,
+ * the state of its hosts and the Streams operations of Directive Send and
+ * Receive; directive.c dispatches those, streams-io.c has the writes.
  *
  * The NVMe base specification keeps the Streams state of a namespace per
  * host: whether Streams is enabled, the streams allocated to it and those
@@ -32,12 +32,6 @@
  * releases its open streams.  No write is refused for lack of stream
  * resources.
  *
- * Writes are the hot path, and a write to a stream its host has open
- * takes no lock and writes no memory that other CPUs write: its
- * controller finds the host's state with one lookup by NSID, under RCU,
- * tests the stream's bit, and counts the write in per-CPU counters.  Only
- * a write that opens its stream takes the namespace's spinlock.
- *
  * Locking: the subsystem lock guards the hosts' states coming and going
  * (the namespace's list of them and each struct nvmet_host_streams) and,
  * with the namespace's spinlock, whether Streams is enabled and the
@@ -46,58 +40,12 @@
  * only after a grace period: a write on one controller of a host may
  * race with the end of the host's state on another.
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
-#include <linux/bitmap.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
-#include "nvmet.h"
+#include "streams.h"
 
-/*
- * The Streams state of one host in a subsystem, shared by its
- * controllers: by NSID, the struct nvmet_streams_host of each namespace
- * where the host has Streams enabled.
- */
-struct nvmet_host_streams {
-	struct xarray		ns;
-	unsigned int		nr_ctrls;	/* sharing it */
-};
-
-/* What one host holds of the streams of one namespace. */
-struct nvmet_streams_host {
-	struct list_head	entry;		/* in nvmet_ns_streams.hosts */
-	struct nvmet_host_streams *hs;
-	struct nvmet_ns_streams	*sd;
-	u32			nsid;
-	bool			enabled;	/* until it ends */
-	u16			allocated;	/* NSA */
-	u16			nr_open;	/* NSO */
-	DECLARE_BITMAP(open, NVMET_MAX_STREAMS + 1);
-	struct rcu_head		rcu;
-};
-
-/*
- * The writes of a stream.  Per CPU, counted since the namespace was
- * enabled; "stream_stats" shows them less what they were at its last
- * reset.
- */
-struct nvmet_stream_stats {
-	u64	requests;
-	u64	sectors;
-};
-
-/* The Streams state of an enabled namespace with streams. */
-struct nvmet_ns_streams {
-	struct list_head	hosts;
-	spinlock_t		lock;		/* the hosts' open streams */
-	u16			allocated;	/* all hosts' NSA */
-	u16			nr_open;	/* NSSO */
-	u16			pool_open;	/* of hosts without NSA */
-	u16			nr;		/* streams, fixed while enabled */
-	struct nvmet_stream_stats __percpu *stats; /* by stream, 0 for none */
-	struct nvmet_stream_stats zero[];	/* the sums at the last reset */
-};
-
+/* Whether some enabled namespace has streams; subsystem lock held. */
 bool nvmet_subsys_has_streams(struct nvmet_subsys *subsys)
 {
 	struct nvmet_ns *ns;
@@ -107,20 +55,6 @@ bool nvmet_subsys_has_streams(struct nvmet_subsys *subsys)
 		if (ns->streams_state)
 			return true;
 	return false;
-}
-
-/*
- * A new controller, subsystem lock held: it offers Directives (OACS and
- * the Commands Supported and Effects log) if some namespace has streams
- * or placement handles now, and FDP (CTRATT) if some namespace has
- * placement handles, and keeps saying the same until it goes, whatever
- * namespaces come and go.
- */
-void nvmet_streams_ctrl_init(struct nvmet_ctrl *ctrl)
-{
-	lockdep_assert_held(&ctrl->subsys->lock);
-	ctrl->fdp = nvmet_subsys_has_fdp(ctrl->subsys);
-	ctrl->directives = ctrl->fdp || nvmet_subsys_has_streams(ctrl->subsys);
 }
 
 int nvmet_streams_ns_enable(struct nvmet_ns *ns)
@@ -143,18 +77,6 @@ int nvmet_streams_ns_enable(struct nvmet_ns *ns)
 	sd->nr = ns->streams;
 	ns->streams_state = sd;
 	return 0;
-}
-
-/*
- * The state of @ctrl's host in @ns, NULL if it has none: under RCU, or
- * with the subsystem lock held.
- */
-static struct nvmet_streams_host *
-nvmet_streams_find_host(struct nvmet_ctrl *ctrl, struct nvmet_ns *ns)
-{
-	if (!ctrl->host_streams)
-		return NULL;
-	return xa_load(&ctrl->host_streams->ns, ns->nsid);
 }
 
 /*
@@ -196,8 +118,8 @@ static struct nvmet_streams_host *nvmet_streams_get_host(struct nvmet_req *req,
 }
 
 /* Release stream @id of host @h; namespace spinlock held. */
-static void nvmet_streams_close(struct nvmet_ns_streams *sd,
-				struct nvmet_streams_host *h, unsigned int id)
+void nvmet_streams_close(struct nvmet_ns_streams *sd,
+			 struct nvmet_streams_host *h, unsigned int id)
 {
 	lockdep_assert_held(&sd->lock);
 	if (!__test_and_clear_bit(id, h->open))
@@ -365,7 +287,7 @@ void nvmet_streams_ctrl_free(struct nvmet_ctrl *ctrl)
 }
 
 /* A host without an allocation that has pool streams open. */
-static struct nvmet_streams_host *
+struct nvmet_streams_host *
 nvmet_streams_pool_victim(struct nvmet_ns_streams *sd)
 {
 	struct nvmet_streams_host *h;
@@ -377,181 +299,20 @@ nvmet_streams_pool_victim(struct nvmet_ns_streams *sd)
 	return NULL;
 }
 
-/*
- * A write opens stream @id of host @h, releasing one first where its
- * allocation or the pool would be passed (see the top of this file).
- */
-static void nvmet_streams_open(struct nvmet_ns *ns,
-			       struct nvmet_streams_host *h, unsigned int id)
-{
-	struct nvmet_ns_streams *sd = ns->streams_state;
-	struct nvmet_streams_host *victim = NULL;
-	unsigned long flags;
-	unsigned int pool;
-
-	spin_lock_irqsave(&sd->lock, flags);
-	/* Enabled checked again: the host's state may have just ended. */
-	if (!h->enabled || test_bit(id, h->open))
-		goto out;
-	if (h->allocated) {
-		if (h->nr_open >= h->allocated)
-			victim = h;
-	} else {
-		pool = sd->nr - sd->allocated;
-		if (!pool)
-			goto out;
-		if (sd->pool_open >= pool)
-			victim = h->nr_open ? h : nvmet_streams_pool_victim(sd);
-	}
-	if (victim)
-		nvmet_streams_close(sd, victim,
-				    find_first_bit(victim->open,
-						   NVMET_MAX_STREAMS + 1));
-	__set_bit(id, h->open);
-	h->nr_open++;
-	sd->nr_open++;
-	if (!h->allocated)
-		sd->pool_open++;
-out:
-	spin_unlock_irqrestore(&sd->lock, flags);
-}
-
-static u16 nvmet_streams_invalid(struct nvmet_req *req, size_t loc)
-{
-	req->error_loc = loc;
-	return NVME_SC_INVALID_FIELD | NVME_STATUS_DNR;
-}
-
-/*
- * A command to a namespace with streams: a write with the Streams
- * directive must name a stream the namespace has, with Streams enabled
- * by its host; the stream is then open.  Every write is counted under its
- * stream, 0 for none.  Reads and other commands are left alone.
- */
-u16 nvmet_streams_parse_io_cmd(struct nvmet_req *req)
-{
-	struct nvme_rw_command *rw = &req->cmd->rw;
-	struct nvmet_ns *ns = req->ns;
-	struct nvmet_ns_streams *sd = ns->streams_state;
-	struct nvmet_streams_host *h;
-	u16 dspec = 0;
-
-	if (rw->opcode != nvme_cmd_write)
-		return NVME_SC_SUCCESS;
-	if (nvmet_rw_dtype(rw)) {
-		if (nvmet_rw_dtype(rw) != NVME_DIR_STREAMS)
-			return nvmet_streams_invalid(req,
-				offsetof(struct nvme_rw_command, control));
-		/* DSPEC: CDW13 bits 31:16, byte 54 of the command. */
-		dspec = nvmet_rw_dspec(rw);
-		/* The host's state may end meanwhile on another controller. */
-		rcu_read_lock();
-		h = nvmet_streams_find_host(req->sq->ctrl, ns);
-		if (!h || !READ_ONCE(h->enabled)) {
-			rcu_read_unlock();
-			return nvmet_streams_invalid(req,
-				offsetof(struct nvme_rw_command, control));
-		}
-		if (dspec > sd->nr) {
-			rcu_read_unlock();
-			return nvmet_streams_invalid(req,
-				offsetof(struct nvme_rw_command, dsmgmt) + 2);
-		}
-		if (dspec && !test_bit(dspec, h->open))
-			nvmet_streams_open(ns, h, dspec);
-		rcu_read_unlock();
-	}
-	this_cpu_inc(sd->stats[dspec].requests);
-	this_cpu_add(sd->stats[dspec].sectors,
-		     nvmet_rw_data_len(req) >> SECTOR_SHIFT);
-	return NVME_SC_SUCCESS;
-}
-
-/* The writes of stream @id of @sd on all CPUs, since it was enabled. */
-static void nvmet_streams_sum(struct nvmet_ns_streams *sd, unsigned int id,
-			      struct nvmet_stream_stats *sum)
-{
-	const struct nvmet_stream_stats *st;
-	int cpu;
-
-	sum->requests = 0;
-	sum->sectors = 0;
-	for_each_possible_cpu(cpu) {
-		st = per_cpu_ptr(sd->stats, cpu) + id;
-		sum->requests += READ_ONCE(st->requests);
-		sum->sectors += READ_ONCE(st->sectors);
-	}
-}
-
-/*
- * "stream_stats": "<id> <write requests> <sectors>" per stream that got
- * writes; nothing while the namespace is disabled.  With @buf NULL, the
- * length only.
- *
- * The counters are per CPU, summed here, without stopping the writes: a
- * write that races with reading or resetting them may or may not be
- * counted in what is read (and on 32-bit, may tear a count).  They are
- * for tests, which read them with no write in flight.
- */
-ssize_t nvmet_stream_stats_read(struct nvmet_ns *ns, char *buf, size_t size)
-{
-	char line[48];	/* "255 <u64> <u64>\n" */
-	struct nvmet_stream_stats sum;
-	struct nvmet_ns_streams *sd;
-	size_t len = 0;
-	unsigned int id;
-	int n;
-
-	mutex_lock(&ns->subsys->lock);
-	sd = ns->streams_state;
-	/* Placement handles count under their stream too: handle + 1. */
-	for (id = 0; id <= NVMET_MAX_STREAMS; id++) {
-		u64 requests = 0, sectors = 0;
-
-		if (sd && id <= sd->nr) {
-			nvmet_streams_sum(sd, id, &sum);
-			requests = sum.requests - sd->zero[id].requests;
-			sectors = sum.sectors - sd->zero[id].sectors;
-		}
-		nvmet_fdp_stream_stats(ns, id, &requests, &sectors);
-		if (!requests)
-			continue;
-		n = snprintf(line, sizeof(line), "%u %llu %llu\n", id, requests,
-			     sectors);
-		if (buf && len + n > size)
-			break;
-		if (buf)
-			memcpy(buf + len, line, n);
-		len += n;
-	}
-	mutex_unlock(&ns->subsys->lock);
-	return len;
-}
-
-/* Reset: what the counters are now is what is zero from now on. */
-void nvmet_stream_stats_reset(struct nvmet_ns *ns)
-{
-	struct nvmet_ns_streams *sd;
-	unsigned int id;
-
-	mutex_lock(&ns->subsys->lock);
-	sd = ns->streams_state;
-	for (id = 0; sd && id <= sd->nr; id++)
-		nvmet_streams_sum(sd, id, &sd->zero[id]);
-	nvmet_fdp_stream_stats_reset(ns);
-	mutex_unlock(&ns->subsys->lock);
-}
-
-/* --- Directive Send and Directive Receive. */
+/* --- The Streams operations of Directive Send and Directive Receive. */
 
 #define DIR_LOC(field)	offsetof(struct nvme_directive_cmd, field)
 
-/* Enable Directive: Streams on or off for @ns; subsystem lock held. */
-static u16 nvmet_streams_enable(struct nvmet_req *req, struct nvmet_ns *ns,
-				bool enable)
+/*
+ * Enable Directive of the Identify directive: Streams on or off for @ns;
+ * subsystem lock held.
+ */
+u16 nvmet_streams_enable(struct nvmet_req *req, struct nvmet_ns *ns,
+			 bool enable)
 {
 	struct nvmet_streams_host *h;
 
+	lockdep_assert_held(&ns->subsys->lock);
 	if (enable)
 		return nvmet_streams_get_host(req, ns) ?
 			NVME_SC_SUCCESS : NVME_SC_INTERNAL;
@@ -562,39 +323,14 @@ static u16 nvmet_streams_enable(struct nvmet_req *req, struct nvmet_ns *ns,
 	return NVME_SC_SUCCESS;
 }
 
-static u16 nvmet_dir_identify_send(struct nvmet_req *req)
+/*
+ * Whether @ctrl's host has Streams enabled in @ns, for Return Parameters
+ * of the Identify directive; subsystem lock held.
+ */
+bool nvmet_streams_host_enabled(struct nvmet_ctrl *ctrl, struct nvmet_ns *ns)
 {
-	struct nvme_directive_cmd *cmd = &req->cmd->directive;
-	struct nvmet_subsys *subsys = nvmet_req_subsys(req);
-	bool enable = cmd->endir & NVME_DIR_ENDIR;
-	struct nvmet_ns *ns;
-	unsigned long idx;
-	u16 status;
-
-	if (cmd->doper != NVME_DIR_SND_ID_OP_ENABLE)
-		return nvmet_streams_invalid(req, DIR_LOC(doper));
-	/* Only Streams can be enabled: Identify always is. */
-	if (cmd->tdtype != NVME_DIR_STREAMS)
-		return nvmet_streams_invalid(req, DIR_LOC(tdtype));
-
-	mutex_lock(&subsys->lock);
-	if (req->ns) {
-		status = req->ns->streams_state ?
-			nvmet_streams_enable(req, req->ns, enable) :
-			nvmet_streams_invalid(req, DIR_LOC(tdtype));
-	} else {
-		/* NSID FFFFFFFFh: every namespace that has streams. */
-		status = nvmet_streams_invalid(req, DIR_LOC(tdtype));
-		nvmet_for_each_enabled_ns(&subsys->namespaces, idx, ns) {
-			if (!ns->streams_state)
-				continue;
-			status = nvmet_streams_enable(req, ns, enable);
-			if (status)
-				break;
-		}
-	}
-	mutex_unlock(&subsys->lock);
-	return status;
+	lockdep_assert_held(&ns->subsys->lock);
+	return nvmet_streams_find_host(ctrl, ns);
 }
 
 /*
@@ -606,7 +342,8 @@ static struct nvmet_streams_host *nvmet_streams_enabled(struct nvmet_req *req)
 	return nvmet_streams_find_host(req->sq->ctrl, req->ns);
 }
 
-static u16 nvmet_dir_streams_send(struct nvmet_req *req)
+/* Directive Send to a namespace with streams. */
+u16 nvmet_streams_dir_send(struct nvmet_req *req)
 {
 	struct nvme_directive_cmd *cmd = &req->cmd->directive;
 	struct nvmet_ns *ns = req->ns;
@@ -619,14 +356,14 @@ static u16 nvmet_dir_streams_send(struct nvmet_req *req)
 	mutex_lock(&ns->subsys->lock);
 	h = nvmet_streams_enabled(req);
 	if (!h) {
-		status = nvmet_streams_invalid(req, DIR_LOC(dtype));
+		status = nvmet_invalid_field(req, DIR_LOC(dtype));
 		goto out;
 	}
 	switch (cmd->doper) {
 	case NVME_DIR_SND_ST_OP_REL_ID:
 		id = le16_to_cpu(cmd->dspec);
 		if (!id || id > sd->nr) {
-			status = nvmet_streams_invalid(req, DIR_LOC(dspec));
+			status = nvmet_invalid_field(req, DIR_LOC(dspec));
 			break;
 		}
 		spin_lock_irqsave(&sd->lock, flags);
@@ -639,103 +376,10 @@ static u16 nvmet_dir_streams_send(struct nvmet_req *req)
 		spin_unlock_irqrestore(&sd->lock, flags);
 		break;
 	default:
-		status = nvmet_streams_invalid(req, DIR_LOC(doper));
+		status = nvmet_invalid_field(req, DIR_LOC(doper));
 	}
 out:
 	mutex_unlock(&ns->subsys->lock);
-	return status;
-}
-
-/*
- * The namespace a directive command names, where it names one: Identify
- * with NSID FFFFFFFFh stands for all of them.
- */
-static u16 nvmet_dir_find_ns(struct nvmet_req *req)
-{
-	struct nvme_directive_cmd *cmd = &req->cmd->directive;
-
-	if (cmd->dtype == NVME_DIR_IDENTIFY &&
-	    le32_to_cpu(cmd->nsid) == NVME_NSID_ALL)
-		return NVME_SC_SUCCESS;
-	return nvmet_req_find_ns(req);
-}
-
-static void nvmet_execute_dir_send(struct nvmet_req *req)
-{
-	struct nvme_directive_cmd *cmd = &req->cmd->directive;
-	u16 status;
-
-	/* No operation of Identify or Streams sends data. */
-	if (!nvmet_check_transfer_len(req, 0))
-		return;
-
-	status = nvmet_dir_find_ns(req);
-	if (status)
-		goto out;
-	switch (cmd->dtype) {
-	case NVME_DIR_IDENTIFY:
-		status = nvmet_dir_identify_send(req);
-		break;
-	case NVME_DIR_STREAMS:
-		status = req->ns && req->ns->streams_state ?
-			nvmet_dir_streams_send(req) :
-			nvmet_streams_invalid(req, DIR_LOC(dtype));
-		break;
-	default:
-		status = nvmet_streams_invalid(req, DIR_LOC(dtype));
-	}
-out:
-	nvmet_req_complete(req, status);
-}
-
-static u16 nvmet_dir_identify_params(struct nvmet_req *req)
-{
-	struct nvmet_subsys *subsys = nvmet_req_subsys(req);
-	struct nvme_dir_identify_params *id;
-	struct nvmet_streams_host *h;
-	bool supported = false, enabled = true;
-	bool fdp = false, fdp_enabled = true;
-	struct nvmet_ns *ns;
-	unsigned long idx;
-	u16 status;
-
-	if (req->cmd->directive.doper != NVME_DIR_RCV_ID_OP_PARAM)
-		return nvmet_streams_invalid(req, DIR_LOC(doper));
-	id = kzalloc(sizeof(*id), GFP_KERNEL);
-	if (!id)
-		return NVME_SC_INTERNAL;
-
-	mutex_lock(&subsys->lock);
-	nvmet_for_each_enabled_ns(&subsys->namespaces, idx, ns) {
-		if (req->ns && req->ns != ns)
-			continue;
-		/* Data Placement is enabled with FDP, not by a directive. */
-		if (ns->fdp) {
-			fdp = true;
-			fdp_enabled &= READ_ONCE(ns->fdp_enabled);
-		}
-		if (!ns->streams_state)
-			continue;
-		h = nvmet_streams_find_host(req->sq->ctrl, ns);
-		supported = true;
-		enabled &= !!h;
-	}
-	mutex_unlock(&subsys->lock);
-
-	id->supported[0] = 1 << NVME_DIR_IDENTIFY;
-	id->enabled[0] = 1 << NVME_DIR_IDENTIFY;
-	if (supported)
-		id->supported[0] |= 1 << NVME_DIR_STREAMS;
-	if (supported && enabled)
-		id->enabled[0] |= 1 << NVME_DIR_STREAMS;
-	if (fdp) {
-		id->supported[0] |= 1 << NVME_DIR_FDP;
-		id->persistent[0] |= 1 << NVME_DIR_FDP;
-	}
-	if (fdp && fdp_enabled)
-		id->enabled[0] |= 1 << NVME_DIR_FDP;
-	status = nvmet_copy_reply(req, id, sizeof(*id));
-	kfree(id);
 	return status;
 }
 
@@ -750,6 +394,8 @@ static u16 nvmet_streams_params(struct nvmet_req *req)
 	struct streams_directive_params params = { };
 	struct nvmet_streams_host *h;
 	unsigned long flags;
+
+	BUILD_BUG_ON(sizeof(params) != 32);
 
 	mutex_lock(&ns->subsys->lock);
 	h = nvmet_streams_find_host(req->sq->ctrl, ns);
@@ -805,7 +451,7 @@ static u16 nvmet_streams_allocate(struct nvmet_req *req,
 	unsigned int id;
 
 	if (!want)
-		return nvmet_streams_invalid(req, DIR_LOC(endir));
+		return nvmet_invalid_field(req, DIR_LOC(endir));
 	want = min_t(unsigned int, want, sd->nr - sd->allocated);
 	if (!want)
 		return NVME_SC_STREAM_ALLOC_FAILED | NVME_STATUS_DNR;
@@ -822,7 +468,8 @@ static u16 nvmet_streams_allocate(struct nvmet_req *req,
 	return NVME_SC_SUCCESS;
 }
 
-static u16 nvmet_dir_streams_recv(struct nvmet_req *req)
+/* Directive Receive from a namespace with streams. */
+u16 nvmet_streams_dir_recv(struct nvmet_req *req)
 {
 	struct nvme_directive_cmd *cmd = &req->cmd->directive;
 	struct nvmet_subsys *subsys = req->ns->subsys;
@@ -833,63 +480,16 @@ static u16 nvmet_dir_streams_recv(struct nvmet_req *req)
 		return nvmet_streams_params(req);
 	if (cmd->doper != NVME_DIR_RCV_ST_OP_STATUS &&
 	    cmd->doper != NVME_DIR_RCV_ST_OP_RESOURCE)
-		return nvmet_streams_invalid(req, DIR_LOC(doper));
+		return nvmet_invalid_field(req, DIR_LOC(doper));
 
 	mutex_lock(&subsys->lock);
 	h = nvmet_streams_enabled(req);
 	if (!h)
-		status = nvmet_streams_invalid(req, DIR_LOC(dtype));
+		status = nvmet_invalid_field(req, DIR_LOC(dtype));
 	else if (cmd->doper == NVME_DIR_RCV_ST_OP_STATUS)
 		status = nvmet_streams_status(req, h);
 	else
 		status = nvmet_streams_allocate(req, h);
 	mutex_unlock(&subsys->lock);
 	return status;
-}
-
-static void nvmet_execute_dir_recv(struct nvmet_req *req)
-{
-	struct nvme_directive_cmd *cmd = &req->cmd->directive;
-	u16 status;
-
-	if (!nvmet_check_transfer_len(req, nvmet_dir_recv_len(req)))
-		return;
-
-	status = nvmet_dir_find_ns(req);
-	if (status)
-		goto out;
-	switch (cmd->dtype) {
-	case NVME_DIR_IDENTIFY:
-		status = nvmet_dir_identify_params(req);
-		break;
-	case NVME_DIR_STREAMS:
-		status = req->ns && req->ns->streams_state ?
-			nvmet_dir_streams_recv(req) :
-			nvmet_streams_invalid(req, DIR_LOC(dtype));
-		break;
-	default:
-		status = nvmet_streams_invalid(req, DIR_LOC(dtype));
-	}
-out:
-	nvmet_req_complete(req, status);
-}
-
-/*
- * Directive Send and Receive exist on a controller that offers
- * Directives (see nvmet_streams_ctrl_init()).
- */
-u16 nvmet_parse_directive_cmd(struct nvmet_req *req)
-{
-	struct nvme_directive_cmd *cmd = &req->cmd->directive;
-
-	BUILD_BUG_ON(sizeof(struct nvme_dir_identify_params) != 4096);
-	BUILD_BUG_ON(sizeof(struct streams_directive_params) != 32);
-
-	if (!req->sq->ctrl->directives)
-		return nvmet_report_invalid_opcode(req);
-	if (cmd->opcode == nvme_admin_directive_send)
-		req->execute = nvmet_execute_dir_send;
-	else
-		req->execute = nvmet_execute_dir_recv;
-	return NVME_SC_SUCCESS;
 }
