@@ -35,6 +35,12 @@ check-steps:
 waf:
 	$(H)/waf.sh
 
+# make suites BLKTESTS=DIR FSTESTS=DIR [KERNEL=bzImage]: the blktests and
+# fstests cases of suites/ and a comparison set, in a guest (not a test of
+# make check).
+suites:
+	@$(H)/suites.sh
+
 # make patches: the upstream-ready series in build/series/.
 patches:
 	$(H)/setup.sh
@@ -47,4 +53,5 @@ refresh:
 clean:
 	rm -rf build
 
-.PHONY: all bench build check check-debug check-steps patches refresh clean waf
+.PHONY: all bench build check check-debug check-steps patches refresh clean \
+	suites waf

@@ -197,7 +197,7 @@ series_checks()
 
 		while IFS= read -r f; do
 			case $f in */*) ;; *) continue ;; esac
-			case $f in harness/*|series/*|.ci/*|build/*) continue ;; esac
+			case $f in harness/*|series/*|.ci/*|build/*|suites/*) continue ;; esac
 			if tgit cat-file -e "base:$f" 2>/dev/null; then
 				echo "$f is an upstream file: keep hunks for it"
 				bad=1

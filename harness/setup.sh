@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Install the Debian packages the harness needs, and the pinned kernel
-# source.  Idempotent and quiet when everything is there already.
+# source; or, given a package list (harness/suites-packages), only the
+# packages of that list.  Idempotent and quiet when everything is there
+# already.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -11,12 +13,15 @@ installed_version()
 		awk '$1 == "installed" { print $2 }' || true
 }
 
-mapfile -t pkgs < <(grep -v '^#' "$TOP/harness/packages")
+list=${1:-$TOP/harness/packages}
+mapfile -t pkgs < <(grep -v '^#' "$list")
 missing=()
 for p in "${pkgs[@]}"; do
 	[ -n "$(installed_version "$p")" ] || missing+=("$p")
 done
 have=$(installed_version "$BASE_PKG")
+# A list of its own: the kernel source is not needed.
+[ $# -eq 0 ] || have=$BASE_VERSION
 
 [ ${#missing[@]} -eq 0 ] && [ "$have" = "$BASE_VERSION" ] && exit 0
 
