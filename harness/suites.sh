@@ -33,11 +33,14 @@ if [ "${1:-}" = --guest ]; then
 	for n in 0:stdin 1:stdout 2:stderr; do
 		[ -e "/dev/${n#*:}" ] || ln -s "/proc/self/fd/${n%:*}" "/dev/${n#*:}"
 	done
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 	# Drivers are built in: modprobe and modinfo learn so from the
-	# kernel's modules.builtin, in a module directory of our own.
+	# kernel's modules.builtin, in a module directory of our own.  Not
+	# modules.builtin.modinfo: the base kernel's modules have fewer
+	# parameters, which blktests looks for in /sys/module.
 	kver=$(uname -r)
 	mkdir -p "/tmp/mod/lib/modules/$kver" /tmp/bin
-	cp "$builtin" "$builtin.modinfo" "/tmp/mod/lib/modules/$kver/"
+	cp "$builtin" "/tmp/mod/lib/modules/$kver/"
 	: > "/tmp/mod/lib/modules/$kver/modules.order"
 	depmod -b /tmp/mod "$kver"
 	printf '#!/bin/sh\nexec /usr/sbin/modprobe -d /tmp/mod "$@"\n' > /tmp/bin/modprobe
