@@ -33,7 +33,9 @@ if [ "${1:-}" = --guest ]; then
 	for n in 0:stdin 1:stdout 2:stderr; do
 		[ -e "/dev/${n#*:}" ] || ln -s "/proc/self/fd/${n%:*}" "/dev/${n#*:}"
 	done
-	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	if [ -d /sys/fs/cgroup ] && ! mountpoint -q /sys/fs/cgroup; then
+		mount -t cgroup2 none /sys/fs/cgroup
+	fi
 	# Drivers are built in: modprobe and modinfo learn so from the
 	# kernel's modules.builtin, in a module directory of our own.  Not
 	# modules.builtin.modinfo: the base kernel's modules have fewer
