@@ -113,6 +113,8 @@ if [ "${1:-}" = --guest ]; then
 					print s " fstests " fs " " t
 				}
 			}' "$out/fstests-$fs.log"
+		grep -q '^Ran:' "$out/fstests-$fs.log" ||
+			echo "failed fstests $fs ./check ran nothing (fstests-$fs.log)"
 		umount /tmp/test 2>/dev/null || true
 	done
 	exit 0
