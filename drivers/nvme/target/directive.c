@@ -201,13 +201,22 @@ u16 nvmet_parse_directive_cmd(struct nvmet_req *req)
  * without a directive FDP if the controller offers it, else Streams.
  * FDP counts what the host wrote, whatever the directive.  Any other
  * directive is refused.
+ *
+ * This runs as the command is parsed: a write that fails later, on its
+ * transfer length or its range, has still opened its stream and been
+ * counted.  Counting at completion instead would cost every write a
+ * test there, for counters that only the administrator reads.
  */
 u16 nvmet_parse_write_directive(struct nvmet_req *req)
 {
 	bool fdp = nvmet_req_fdp(req);
 	u16 status;
 
-	/* Placement handles a controller does not offer are not checked. */
+	/*
+	 * A namespace with placement handles only, to a controller that
+	 * does not offer FDP, is a plain one: as on every namespace before
+	 * directives, the directive of a write is not looked at.
+	 */
 	if (!fdp && !req->ns->streams_state)
 		return NVME_SC_SUCCESS;
 	switch (nvmet_rw_dtype(&req->cmd->rw)) {

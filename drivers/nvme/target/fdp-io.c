@@ -157,22 +157,6 @@ u16 nvmet_fdp_parse_write(struct nvmet_req *req)
 	return NVME_SC_SUCCESS;
 }
 
-/* The writes counted under stream @id on all CPUs, since enabled. */
-static void nvmet_fdp_sum(struct nvmet_ns_fdp *fdp, unsigned int id,
-			  struct nvmet_stream_stats *sum)
-{
-	const struct nvmet_stream_stats *st;
-	int cpu;
-
-	sum->requests = 0;
-	sum->sectors = 0;
-	for_each_possible_cpu(cpu) {
-		st = &per_cpu_ptr(fdp->cpu, cpu)->stats[id];
-		sum->requests += READ_ONCE(st->requests);
-		sum->sectors += READ_ONCE(st->sectors);
-	}
-}
-
 /*
  * What @handle has written of its current reclaim unit, in bytes, with
  * @sectors written to it in all: a unit written full is left for a new
@@ -196,7 +180,7 @@ static u64 nvmet_fdp_handle_sectors(struct nvmet_ns_fdp *fdp,
 {
 	struct nvmet_stream_stats sum;
 
-	nvmet_fdp_sum(fdp, handle + 1, &sum);
+	nvmet_stream_stats_sum(&fdp->cpu->stats[handle + 1], &sum);
 	return sum.sectors;
 }
 
@@ -212,7 +196,7 @@ void nvmet_fdp_stream_stats(struct nvmet_ns *ns, unsigned int id,
 	lockdep_assert_held(&ns->subsys->lock);
 	if (!ns->fdp || id > ns->fdp->nr_handles)
 		return;
-	nvmet_fdp_sum(ns->fdp, id, &st);
+	nvmet_stream_stats_sum(&ns->fdp->cpu->stats[id], &st);
 	sum->requests += st.requests - ns->fdp->zero[id].requests;
 	sum->sectors += st.sectors - ns->fdp->zero[id].sectors;
 }
@@ -224,7 +208,8 @@ void nvmet_fdp_stream_stats_reset(struct nvmet_ns *ns)
 
 	lockdep_assert_held(&ns->subsys->lock);
 	for (id = 0; ns->fdp && id <= ns->fdp->nr_handles; id++)
-		nvmet_fdp_sum(ns->fdp, id, &ns->fdp->zero[id]);
+		nvmet_stream_stats_sum(&ns->fdp->cpu->stats[id],
+				       &ns->fdp->zero[id]);
 }
 
 /* --- I/O Management Receive and Send. */

@@ -42,12 +42,6 @@
 #include <linux/unaligned.h>
 #include "fdp.h"
 
-/* The events a handle can have enabled, by bit. */
-const u8 nvmet_fdp_event_types[NVMET_FDP_NR_EVENT_TYPES] = {
-	NVME_FDP_EVENT_RUNFW,
-	NVME_FDP_EVENT_PID,
-};
-
 /*
  * Whether some enabled namespace has placement handles; subsystem lock
  * held.

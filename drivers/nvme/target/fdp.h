@@ -9,8 +9,10 @@
 #include "nvmet.h"
 
 /* The events a handle can have enabled, by bit. */
-#define NVMET_FDP_NR_EVENT_TYPES	2
-extern const u8 nvmet_fdp_event_types[NVMET_FDP_NR_EVENT_TYPES];
+static const u8 nvmet_fdp_event_types[] = {
+	NVME_FDP_EVENT_RUNFW,
+	NVME_FDP_EVENT_PID,
+};
 
 struct nvmet_fdp_handle {
 	/* Its sectors when an update last moved it to a new reclaim unit. */

@@ -96,22 +96,6 @@ u16 nvmet_streams_parse_write(struct nvmet_req *req)
 	return NVME_SC_SUCCESS;
 }
 
-/* The writes of stream @id of @sd on all CPUs, since it was enabled. */
-static void nvmet_streams_sum(struct nvmet_ns_streams *sd, unsigned int id,
-			      struct nvmet_stream_stats *sum)
-{
-	const struct nvmet_stream_stats *st;
-	int cpu;
-
-	sum->requests = 0;
-	sum->sectors = 0;
-	for_each_possible_cpu(cpu) {
-		st = per_cpu_ptr(sd->stats, cpu) + id;
-		sum->requests += READ_ONCE(st->requests);
-		sum->sectors += READ_ONCE(st->sectors);
-	}
-}
-
 /*
  * Add the writes counted under stream @id since the last reset to @sum;
  * subsystem lock held, so that the namespace stays as it is.
@@ -125,7 +109,7 @@ void nvmet_streams_stream_stats(struct nvmet_ns *ns, unsigned int id,
 	lockdep_assert_held(&ns->subsys->lock);
 	if (!sd || id > sd->nr)
 		return;
-	nvmet_streams_sum(sd, id, &st);
+	nvmet_stream_stats_sum(sd->stats + id, &st);
 	sum->requests += st.requests - sd->zero[id].requests;
 	sum->sectors += st.sectors - sd->zero[id].sectors;
 }
@@ -138,5 +122,5 @@ void nvmet_streams_stream_stats_reset(struct nvmet_ns *ns)
 
 	lockdep_assert_held(&ns->subsys->lock);
 	for (id = 0; sd && id <= sd->nr; id++)
-		nvmet_streams_sum(sd, id, &sd->zero[id]);
+		nvmet_stream_stats_sum(sd->stats + id, &sd->zero[id]);
 }

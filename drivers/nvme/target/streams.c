@@ -140,7 +140,10 @@ static void nvmet_streams_close_all(struct nvmet_ns_streams *sd,
 		nvmet_streams_close(sd, h, id);
 }
 
-/* Give host @h an allocation of @n streams; both locks held. */
+/*
+ * Give host @h an allocation of @n streams; the subsystem lock and the
+ * namespace's lock held.
+ */
 static void nvmet_streams_set_allocated(struct nvmet_ns_streams *sd,
 					struct nvmet_streams_host *h, u16 n)
 {
@@ -333,15 +336,6 @@ bool nvmet_streams_host_enabled(struct nvmet_ctrl *ctrl, struct nvmet_ns *ns)
 	return nvmet_streams_find_host(ctrl, ns);
 }
 
-/*
- * Streams operations other than Return Parameters need Streams enabled:
- * the host has a state in the namespace only while it is.
- */
-static struct nvmet_streams_host *nvmet_streams_enabled(struct nvmet_req *req)
-{
-	return nvmet_streams_find_host(req->sq->ctrl, req->ns);
-}
-
 /* Directive Send to a namespace with streams. */
 u16 nvmet_streams_dir_send(struct nvmet_req *req)
 {
@@ -353,8 +347,9 @@ u16 nvmet_streams_dir_send(struct nvmet_req *req)
 	unsigned long flags;
 	u16 id;
 
+	/* Every operation needs Streams enabled: a state of the host. */
 	mutex_lock(&ns->subsys->lock);
-	h = nvmet_streams_enabled(req);
+	h = nvmet_streams_find_host(req->sq->ctrl, ns);
 	if (!h) {
 		status = nvmet_invalid_field(req, DIR_LOC(dtype));
 		goto out;
@@ -482,8 +477,9 @@ u16 nvmet_streams_dir_recv(struct nvmet_req *req)
 	    cmd->doper != NVME_DIR_RCV_ST_OP_RESOURCE)
 		return nvmet_invalid_field(req, DIR_LOC(doper));
 
+	/* Status and Allocate Resources need Streams enabled. */
 	mutex_lock(&subsys->lock);
-	h = nvmet_streams_enabled(req);
+	h = nvmet_streams_find_host(req->sq->ctrl, req->ns);
 	if (!h)
 		status = nvmet_invalid_field(req, DIR_LOC(dtype));
 	else if (cmd->doper == NVME_DIR_RCV_ST_OP_STATUS)

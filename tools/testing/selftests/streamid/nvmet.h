@@ -322,11 +322,15 @@ static inline int directive_support(int fd, int *oacs, __u32 *send,
 	return ret;
 }
 
-/* Write 4 KiB of the pattern for @id at block (4 KiB) @blk, stream @dspec. */
-static inline int write_dir(int fd, int blk, int dtype, int dspec, int id)
+/*
+ * Read or write (@opcode) 4 KiB at block (4 KiB) @blk with directive
+ * @dtype/@dspec; a write writes the pattern for @id.
+ */
+static inline int io_dir(int fd, __u8 opcode, int blk, int dtype, int dspec,
+			 int id)
 {
 	struct nvme_passthru_cmd cmd = {
-		.opcode = 0x01, .nsid = 1, .data_len = 4096,
+		.opcode = opcode, .nsid = 1, .data_len = 4096,
 		.cdw10 = blk * 8, .cdw12 = 7 | dtype << 20,
 		.cdw13 = dspec << 16,
 	};
@@ -342,24 +346,16 @@ static inline int write_dir(int fd, int blk, int dtype, int dspec, int id)
 	return ret < 0 ? -errno : ret & ~SC_MORE;
 }
 
+/* Write the pattern for @id at block @blk, stream @dspec. */
+static inline int write_dir(int fd, int blk, int dtype, int dspec, int id)
+{
+	return io_dir(fd, 0x01, blk, dtype, dspec, id);
+}
+
 /* Read or write (@opcode) block @blk with directive @dtype/@dspec. */
 static inline int rw_dir(int fd, __u8 opcode, int blk, int dtype, int dspec)
 {
-	struct nvme_passthru_cmd cmd = {
-		.opcode = opcode, .nsid = 1, .data_len = 4096,
-		.cdw10 = blk * 8, .cdw12 = 7 | dtype << 20,
-		.cdw13 = dspec << 16,
-	};
-	void *buf;
-	int ret;
-
-	if (posix_memalign(&buf, 4096, 4096))
-		return -ENOMEM;
-	fill(buf, 4096, blk * 4096, 0);
-	cmd.addr = (uintptr_t)buf;
-	ret = ioctl(fd, NVME_IOCTL_IO_CMD, &cmd);
-	free(buf);
-	return ret < 0 ? -errno : ret & ~SC_MORE;
+	return io_dir(fd, opcode, blk, dtype, dspec, 0);
 }
 
 /* I/O Management Receive (12h) or Send (1Dh) of @len bytes. */
