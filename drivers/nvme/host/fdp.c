@@ -72,11 +72,13 @@ static u64 nvme_fdp_runs(struct nvme_ns *ns, u16 endgid, u8 cidx,
 	kfree(log);
 	*why = "out of memory";
 	*err = -ENOMEM;
-	log = kzalloc(size, GFP_KERNEL);
+	/* Log pages are read in dwords. */
+	log = kzalloc(round_up(size, 4), GFP_KERNEL);
 	if (!log)
 		return 0;
 	*why = "configurations log failed";
-	*err = nvme_fdp_get_log(ns, NVME_LOG_FDP_CONFIGS, endgid, log, size);
+	*err = nvme_fdp_get_log(ns, NVME_LOG_FDP_CONFIGS, endgid, log,
+				round_up(size, 4));
 	if (*err)
 		goto out;
 	/* Descriptor @cidx, each where the one before it says it ends. */

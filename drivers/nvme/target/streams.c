@@ -459,7 +459,8 @@ static u16 nvmet_streams_allocate(struct nvmet_req *req,
 		nvmet_streams_close(sd, o, id);
 	}
 	spin_unlock_irqrestore(&sd->lock, flags);
-	req->cqe->result.u32 = cpu_to_le32(want);
+	/* NSA: what the host has now, as Return Parameters reports it. */
+	req->cqe->result.u32 = cpu_to_le32(h->allocated);
 	return NVME_SC_SUCCESS;
 }
 

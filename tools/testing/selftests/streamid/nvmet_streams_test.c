@@ -174,7 +174,7 @@ TEST_F(nvmet, resources)
 	EXPECT_EQ(3, granted);
 	ASSERT_EQ(0, dir_recv(self->h.fd, 1, DIR_STREAMS, 3, 0, NULL, 0, 3,
 			      &granted));
-	EXPECT_EQ(1, granted);	/* what was left */
+	EXPECT_EQ(MSL, granted);	/* NSA: 3 and the 1 that was left */
 	EXPECT_EQ(SC_STREAM_ALLOC_FAILED,
 		  dir_recv(self->h.fd, 1, DIR_STREAMS, 3, 0, NULL, 0, 1, NULL));
 	EXPECT_EQ(SC_INVALID_FIELD,	/* NSR 0 */
