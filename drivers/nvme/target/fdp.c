@@ -89,8 +89,10 @@ int nvmet_fdp_ns_enable(struct nvmet_ns *ns)
 		       U16_MAX);
 		return -EINVAL;
 	}
-	if (ns->fdp_ru_size < (1ULL << ns->blksize_shift)) {
-		pr_err("nsid %u: fdp_ru_size is less than a block\n", ns->nsid);
+	/* Whole blocks, so that what a unit has written is in blocks too. */
+	if (!IS_ALIGNED(ns->fdp_ru_size, 1ULL << ns->blksize_shift)) {
+		pr_err("nsid %u: fdp_ru_size is not a multiple of the block size\n",
+		       ns->nsid);
 		return -EINVAL;
 	}
 	fdp = kzalloc(struct_size(fdp, handles, ns->fdp_handles), GFP_KERNEL);
