@@ -27,7 +27,7 @@ bench:
 	$(H)/bench.sh
 
 # make check-steps: the series builds after each patch, with no new W=1
-# or sparse warning (not part of make check: up to 50 minutes cold).
+# or sparse warning (not part of make check: hours cold, ccache helps).
 check-steps:
 	@$(H)/check.sh --steps
 
