@@ -47,7 +47,7 @@ static u64 nvme_fdp_runs(struct nvme_ns *ns, u16 endgid, u8 cidx,
 {
 	struct nvme_fdp_config_log *log;
 	struct nvme_fdp_config_desc *desc = NULL;
-	size_t size, dsze, off;
+	size_t size, len, dsze, off;
 	unsigned int i;
 	u64 runs = 0;
 
@@ -73,12 +73,12 @@ static u64 nvme_fdp_runs(struct nvme_ns *ns, u16 endgid, u8 cidx,
 	*why = "out of memory";
 	*err = -ENOMEM;
 	/* Log pages are read in dwords. */
-	log = kzalloc(round_up(size, 4), GFP_KERNEL);
+	len = round_up(size, 4);
+	log = kzalloc(len, GFP_KERNEL);
 	if (!log)
 		return 0;
 	*why = "configurations log failed";
-	*err = nvme_fdp_get_log(ns, NVME_LOG_FDP_CONFIGS, endgid, log,
-				round_up(size, 4));
+	*err = nvme_fdp_get_log(ns, NVME_LOG_FDP_CONFIGS, endgid, log, len);
 	if (*err)
 		goto out;
 	/* Descriptor @cidx, each where the one before it says it ends. */
