@@ -3,16 +3,20 @@
  * Stream IDs from fadvise to the device, on a null_blk device with
  * streams: what the device counted per stream in its stream_stats must be
  * exactly what was written with each ID, for direct and buffered writes
- * to the raw block device, through merges and splits; the data reads
- * back.
+ * to the raw block device (write(), aio and io_uring), through merges and
+ * splits, and on partitions; the data reads back.
  */
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
+#include <linux/io_uring.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -430,6 +434,175 @@ TEST_F(nullb, held_device)
 	EXPECT_EQ(-1, only(&st, (const int []){ 7, -1 }));
 	ASSERT_EQ(0, close(excl));
 	ASSERT_EQ(0, close(fd));
+}
+
+/*
+ * One write of @len bytes of the pattern for @id at @off through @fd,
+ * submitted with io_uring (IORING_OP_WRITE); the result of its
+ * completion, or -errno if the ring could not be used.
+ */
+static int uring_write(int fd, off_t off, size_t len, int id)
+{
+	struct io_uring_params p = { };
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	size_t sq_len, cq_len, sqe_len;
+	void *sq, *cq, *buf;
+	unsigned int *tail;
+	int ring, ret;
+
+	ring = syscall(__NR_io_uring_setup, 1, &p);
+	if (ring < 0)
+		return -errno;
+	sq_len = p.sq_off.array + p.sq_entries * sizeof(__u32);
+	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(*cqe);
+	sqe_len = p.sq_entries * sizeof(*sqe);
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		  IORING_OFF_SQ_RING);
+	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		  IORING_OFF_CQ_RING);
+	sqe = mmap(NULL, sqe_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		   IORING_OFF_SQES);
+	ret = -ENOMEM;
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqe == MAP_FAILED ||
+	    posix_memalign(&buf, 4096, len))
+		goto out;
+	fill(buf, len, off, id);
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_WRITE;
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = len;
+	sqe->off = off;
+	((__u32 *)(sq + p.sq_off.array))[0] = 0;
+	tail = sq + p.sq_off.tail;
+	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
+	ret = syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS,
+		      NULL, 0);
+	if (ret == 1) {
+		cqe = (struct io_uring_cqe *)(cq + p.cq_off.cqes) +
+		      (*(unsigned int *)(cq + p.cq_off.head) &
+		       *(unsigned int *)(cq + p.cq_off.ring_mask));
+		ret = cqe->res;
+	} else {
+		ret = ret < 0 ? -errno : -EIO;
+	}
+	free(buf);
+out:
+	if (sqe != MAP_FAILED)
+		munmap(sqe, sqe_len);
+	if (cq != MAP_FAILED)
+		munmap(cq, cq_len);
+	if (sq != MAP_FAILED)
+		munmap(sq, sq_len);
+	close(ring);
+	return ret;
+}
+
+/*
+ * Writes submitted with io_uring carry the ID of their file as write()
+ * does: O_DIRECT ones (block/fops.c's asynchronous path) from the kiocb,
+ * buffered ones at writeback.
+ */
+TEST_F(nullb, io_uring)
+{
+	struct stats st;
+	int fd;
+
+	fd = open_stream(self->dev, O_WRONLY | O_DIRECT, 3);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1 << 20, uring_write(fd, 0, 1 << 20, 3));
+	ASSERT_EQ(0, close(fd));
+	fd = open_stream(self->dev, O_WRONLY, 4);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1 << 20, uring_write(fd, 1 << 20, 1 << 20, 4));
+	ASSERT_EQ(0, fsync(fd));
+	ASSERT_EQ(0, close(fd));
+
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(2048, st.sectors[3]);
+	EXPECT_EQ(2048, st.sectors[4]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 3, 4, -1 }));
+	EXPECT_EQ(0, check_at(self->dev, 0, 1 << 20, 3));
+	EXPECT_EQ(0, check_at(self->dev, 1 << 20, 1 << 20, 4));
+}
+
+#define PART_SECTORS	65536
+
+/*
+ * Write an MS-DOS partition table of two partitions of PART_SECTORS
+ * each, from sector 2048, through @fd and have the kernel read it.
+ */
+static int make_partitions(int fd)
+{
+	unsigned char mbr[512] = { };
+	__u32 lba[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		lba[0] = htole32(2048 + i * PART_SECTORS);
+		lba[1] = htole32(PART_SECTORS);
+		mbr[446 + 16 * i + 4] = 0x83;
+		memcpy(&mbr[446 + 16 * i + 8], lba, sizeof(lba));
+	}
+	mbr[510] = 0x55;
+	mbr[511] = 0xaa;
+	if (pwrite(fd, mbr, sizeof(mbr), 0) != sizeof(mbr) || fsync(fd))
+		return -1;
+	return ioctl(fd, BLKRRPART);
+}
+
+/*
+ * The holder rule across partitions, which share the disk with the whole
+ * disk: while a partition is held (O_EXCL, as mount and mkfs open it),
+ * the whole disk takes no ID and its writes go in no stream, but the
+ * other partition takes one; while the whole disk is held, no partition
+ * takes one.  Once let go, the whole disk takes an ID again.
+ */
+TEST_F(nullb, partitions_held)
+{
+	char p1[140], p2[140];
+	int whole, part1, part2, excl;
+	struct stats st;
+
+	whole = open(self->dev, O_WRONLY);
+	ASSERT_LE(0, whole);
+	ASSERT_EQ(0, make_partitions(whole));
+	snprintf(p1, sizeof(p1), "%sp1", self->dev);
+	snprintf(p2, sizeof(p2), "%sp2", self->dev);
+
+	excl = open(p1, O_WRONLY | O_EXCL);
+	ASSERT_LE(0, excl);
+	EXPECT_EQ(EBUSY, posix_fadvise(whole, 3, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, fdinfo_streamid(whole));
+	part2 = open(p2, O_WRONLY);
+	ASSERT_LE(0, part2);
+	EXPECT_EQ(0, posix_fadvise(part2, 4, 0, POSIX_FADV_STREAMID));
+	ASSERT_EQ(0, write_attr(self->dir, "stream_stats", "0"));
+	ASSERT_EQ(0, write_at(whole, 128 << 20, 1 << 20, 3));
+	ASSERT_EQ(0, fsync(whole));
+	ASSERT_EQ(0, write_at(part2, 0, 1 << 20, 4));
+	ASSERT_EQ(0, fsync(part2));
+	ASSERT_EQ(0, read_stats(self->dir, &st));
+	EXPECT_EQ(2048, st.sectors[0]);
+	EXPECT_EQ(2048, st.sectors[4]);
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 4, -1 }));
+	ASSERT_EQ(0, close(excl));
+	EXPECT_EQ(0, posix_fadvise(whole, 3, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, posix_fadvise(whole, 0, 0, POSIX_FADV_STREAMID));
+
+	excl = open(self->dev, O_WRONLY | O_EXCL);
+	ASSERT_LE(0, excl);
+	part1 = open(p1, O_WRONLY);
+	ASSERT_LE(0, part1);
+	EXPECT_EQ(EBUSY, posix_fadvise(part1, 5, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(0, fdinfo_streamid(part1));
+	EXPECT_EQ(EBUSY, posix_fadvise(part2, 5, 0, POSIX_FADV_STREAMID));
+	EXPECT_EQ(4, fdinfo_streamid(part2));
+	ASSERT_EQ(0, close(part1));
+	ASSERT_EQ(0, close(part2));
+	ASSERT_EQ(0, close(excl));
+	ASSERT_EQ(0, close(whole));
 }
 
 /* Writing to stream_stats resets it; 256 streams are refused. */

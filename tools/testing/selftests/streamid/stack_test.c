@@ -2,12 +2,14 @@
 /*
  * The stacks users run, on null_blk members with streams: dm-linear,
  * dm-stripe, dm-crypt (LUKS), md linear, raid0, raid1 (also with
- * write-behind), raid10 and raid5.  A stack that carries the stream ID shows the
- * members' max_streams, and ext4 on it puts all of each file's data,
- * buffered and O_DIRECT, in the file's stream at the members, once for
- * each copy the stack keeps.  A stack that does not carry it shows 0
- * (raid5, and a dm table without devices).  The files read back after a
- * remount and e2fsck finds the file system clean.
+ * write-behind), raid10 and raid5, and dm-flakey, alone and in a table
+ * with dm-linear.  A stack that carries the stream ID shows the members'
+ * max_streams, and ext4 on it puts all of each file's data, buffered and
+ * O_DIRECT, in the file's stream at the members, once for each copy the
+ * stack keeps.  A stack that does not carry it (raid5, a table with a
+ * dm-flakey target, a dm table without devices) shows 0, and its members
+ * get the data in no stream.  The files read back after a remount and
+ * e2fsck finds the file system clean.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -165,6 +167,27 @@ FIXTURE_VARIANT_ADD(stack, md_raid10) { .s = {
 	.members = 3, .copies = 2, .node = MD,
 	.up = { MDADM "--level=10 --layout=n2 --chunk=64 --bitmap=none --raid-devices=3 $1 $2 $3" },
 	.down = "mdadm --stop " MD,
+} };
+
+/*
+ * dm-flakey, always up, does not pass the ID: the stack shows no streams,
+ * so the ID is dropped where the writes enter it.
+ */
+FIXTURE_VARIANT_ADD(stack, dm_flakey) { .s = {
+	.members = 1, .copies = 0, .node = DM,
+	.up = { "s=$(blockdev --getsz $1)",
+		"echo 0 $s flakey $1 0 1 0 >" TABLE,
+		"dmsetup create stack_test " TABLE },
+	.down = "dmsetup remove stack_test",
+} };
+
+/* One target of a table that does not pass the ID is enough for none. */
+FIXTURE_VARIANT_ADD(stack, dm_linear_and_flakey) { .s = {
+	.members = 2, .copies = 0, .node = DM,
+	.up = { "s=$(blockdev --getsz $1)",
+		"printf '0 %s linear %s 0\\n%s %s flakey %s 0 1 0\\n' $s $1 $s $s $2 >" TABLE,
+		"dmsetup create stack_test " TABLE },
+	.down = "dmsetup remove stack_test",
 } };
 
 /* Writes the stripes in bios of its own: no streams. */
