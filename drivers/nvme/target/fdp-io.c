@@ -319,10 +319,14 @@ static void nvmet_execute_io_mgmt_send(struct nvmet_req *req)
 	unsigned int n = (cdw10 >> 16) + 1;
 	u16 status;
 
+	if (!(cdw10 & 0xff)) {		/* no operation, and no data */
+		if (nvmet_check_transfer_len(req, 0))
+			nvmet_req_complete(req, 0);
+		return;
+	}
 	if ((cdw10 & 0xff) != NVME_IO_MGMT_SEND_MO_RUHU) {
-		/* 0: no operation */
-		nvmet_req_complete(req, (cdw10 & 0xff) ?
-				   nvmet_invalid_field(req, MGMT_LOC(cdw10)) : 0);
+		nvmet_req_complete(req,
+				   nvmet_invalid_field(req, MGMT_LOC(cdw10)));
 		return;
 	}
 	if (!nvmet_check_transfer_len(req, n * sizeof(__le16)))

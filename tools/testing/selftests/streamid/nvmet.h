@@ -225,6 +225,7 @@ static inline int cli_count(const char *sub, const char *dev,
 #define SC_SUCCESS		0x0000
 #define SC_INVALID_OPCODE	0x4001
 #define SC_INVALID_FIELD	0x4002
+#define SC_SGL_INVALID_DATA	0x400f
 
 enum { DIR_IDENTIFY = 0, DIR_STREAMS = 1, DIR_FDP = 2 };
 

@@ -192,6 +192,8 @@ TEST_F(fdp_target, errors)
 	/* Management operation 0: no operation. */
 	EXPECT_EQ(0, io_mgmt(self->h.fd, 0x12, 0, buf, 64));
 	EXPECT_EQ(0, io_mgmt(self->h.fd, 0x1d, 0, NULL, 0));
+	/* ... which has no data to send. */
+	EXPECT_EQ(SC_SGL_INVALID_DATA, io_mgmt(self->h.fd, 0x1d, 0, buf, 64));
 	/* Set Features FDP: the group has a namespace. */
 	EXPECT_EQ(SC_CMD_SEQ_ERROR,
 		  admin(self->h.fd, 0x09, 0, NULL, 0, 0x1d, 1, 0, NULL));
