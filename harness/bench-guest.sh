@@ -7,7 +7,7 @@
 # library SETSTREAM_SO); and the cost of the merge rule with MERGE_LOAD,
 # sequential writes 16 at a time alternating between two descriptors:
 # "merge0" (no ID), "merge1" (both ID 1), "merge2" (IDs 1 and 2).  The
-# device keeps no streams (max_streams 0), where merging them would be
+# device keeps no streams (max_write_streams 0), where merging them would be
 # harmless.  And what close() costs with CLOSE_LOAD, of a file on ext4
 # with 64 MiB dirty: "close0" (no ID), "close1" (ID 1); for these the
 # last two figures are the guest ns of the close and the sectors the
@@ -25,7 +25,7 @@ echo 0 > "$nullb/memory_backed"
 echo 0 > "$nullb/irqmode"	# complete in the submitter's context
 echo 1 > "$nullb/power"
 dev=/dev/bench
-[ "$(cat /sys/block/bench/queue/max_streams 2>/dev/null || echo 0)" = 0 ] ||
+[ "$(cat /sys/block/bench/queue/max_write_streams 2>/dev/null || echo 0)" = 0 ] ||
 	{ echo "bench: /dev/bench keeps streams" >&2; exit 1; }
 
 # Write requests the device completed (the 5th field of its stat).

@@ -26,7 +26,7 @@ echo 1 > "$nullb/power"
 dev=/dev/demo	# null_blk names the disk after its configfs directory
 
 echo "Kernel:  $(uname -r)"
-echo "Disk:    $dev, null_blk, max_streams $(cat "/sys/block/${dev#/dev/}/queue/max_streams")"
+echo "Disk:    $dev, null_blk, max_write_streams $(cat "/sys/block/${dev#/dev/}/queue/max_write_streams")"
 echo
 echo "hot:  a 4 MiB log rewritten 8 times, stream 1"
 echo "cold: a 32 MiB archive written once, stream 2"
@@ -101,7 +101,7 @@ for _ in $(seq 50); do
 	[ -n "$nvmedev" ] && [ -e "$nvmedev" ] && break
 	sleep 0.1
 done
-echo "Disk:    $nvmedev, NVMe over loop, max_streams $(cat "/sys/block/${nvmedev#/dev/}/queue/max_streams")"
+echo "Disk:    $nvmedev, NVMe over loop, max_write_streams $(cat "/sys/block/${nvmedev#/dev/}/queue/max_write_streams")"
 write_data "$nvmedev"
 echo
 echo "What the NVMe target received, per stream (its stream_stats):"

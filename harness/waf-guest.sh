@@ -69,10 +69,10 @@ fdp_up()
 		sleep 0.1
 	done
 	[ -n "$dev" ] || { echo "waf-guest: no NVMe host for $nqn" >&2; return 1; }
-	# Of 8 handles, the top four are for lifetime hints: IDs 1 to 4.
-	n=$(cat "/sys/block/${dev#/dev/}/queue/max_streams")
-	[ "$n" = $((handles - 4)) ] || {
-		echo "waf-guest: $dev has $n streams for IDs, not $((handles - 4))" >&2
+	# Every handle is a stream.
+	n=$(cat "/sys/block/${dev#/dev/}/queue/max_write_streams")
+	[ "$n" = "$handles" ] || {
+		echo "waf-guest: $dev has $n streams, not $handles" >&2
 		return 1
 	}
 }

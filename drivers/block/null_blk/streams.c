@@ -19,7 +19,12 @@ int null_init_streams(struct nullb_device *dev, struct queue_limits *lim)
 		pr_err("streams must be 0 to %u\n", BLK_MAX_STREAMS);
 		return -EINVAL;
 	}
-	lim->max_streams = dev->streams;
+	if (dev->stream_granularity % dev->blocksize) {
+		pr_err("stream_granularity must be a multiple of blocksize\n");
+		return -EINVAL;
+	}
+	lim->max_write_streams = dev->streams;
+	lim->write_stream_granularity = dev->stream_granularity;
 	if (!dev->streams || dev->stream_stats)
 		return 0;
 	dev->stream_stats = kcalloc(BLK_MAX_STREAMS + 1,
@@ -37,7 +42,7 @@ void null_count_stream_write(struct nullb_device *dev, struct request *rq)
 {
 	struct nullb_stream_stats *stats;
 
-	stats = &dev->stream_stats[bio_get_streamid(rq->bio)];
+	stats = &dev->stream_stats[rq->bio->bi_write_stream];
 	atomic64_inc(&stats->requests);
 	atomic64_add(blk_rq_sectors(rq), &stats->sectors);
 }

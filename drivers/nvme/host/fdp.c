@@ -224,6 +224,7 @@ u16 nvme_fdp_setup(struct nvme_ns *ns, struct nvme_id_ns *id,
 	n = nvme_fdp_handles(ns, si, why, err);
 	if (!n)
 		return 0;
+	si->granularity = min_t(u64, runs, U32_MAX);
 	/* Said when the count changes; io_min and io_opt stay as they were. */
 	if (n != ns->nr_streams || !ns->plids)
 		dev_info(ns->ctrl->device,

@@ -5,7 +5,7 @@
  * before its queue is frozen, nvme_streams_query_ns() sets up FDP where
  * its endurance group has it enabled, else Streams where the namespace
  * has them, and counts the streams it may use; inside the limits update
- * nvme_streams_set_limits() makes that its max_streams.  Writes then
+ * nvme_streams_set_limits() makes that its max_write_streams.  Writes then
  * carry their stream as nvme_streams_setup_write() says, until a
  * controller reset ends the set-up (NVME_NS_STREAMS) or the drive refuses
  * one for its directive (nvme_streams_refused()).  Nothing here fails a
@@ -143,9 +143,13 @@ bool nvme_streams_trusted(struct nvme_ns *ns)
  * How many streams @ns may use, from its Streams Return Parameters: its
  * allocation, else the shared pool, at most MSL and BLK_MAX_STREAMS.
  */
-static u16 nvme_streams_count(struct nvme_ns *ns, const char **why, int *err)
+static u16 nvme_streams_count(struct nvme_ns *ns, struct nvme_id_ns *id,
+			      struct nvme_streams_info *si, const char **why,
+			      int *err)
 {
+	u8 lbads = id->lbaf[nvme_lbaf_index(id->flbas)].ds;
 	struct streams_directive_params *p;
+	u64 blocks;
 	u16 n;
 
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
@@ -170,6 +174,10 @@ static u16 nvme_streams_count(struct nvme_ns *ns, const char **why, int *err)
 				 "nsid %u: %u streams, write size %u blocks, granularity %u\n",
 				 ns->head->ns_id, n, le32_to_cpu(p->sws),
 				 le16_to_cpu(p->sgs));
+		/* SGS counts in units of SWS, which counts logical blocks. */
+		blocks = (u64)le16_to_cpu(p->sgs) * le32_to_cpu(p->sws);
+		si->granularity = blocks > (U32_MAX >> lbads) ? U32_MAX :
+				  blocks << lbads;
 	}
 	kfree(p);
 	return n;
@@ -213,7 +221,7 @@ static u16 nvme_streams_setup(struct nvme_ns *ns, struct nvme_id_ns *id,
 		}
 	}
 
-	return nvme_streams_count(ns, why, err);
+	return nvme_streams_count(ns, id, si, why, err);
 }
 
 /*
@@ -227,9 +235,9 @@ void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_id_ns *id,
 	const char *why;
 	int err;
 
-	si->max_streams = nvme_streams_setup(ns, id, si, &why, &err);
+	si->max_write_streams = nvme_streams_setup(ns, id, si, &why, &err);
 	si->refused = test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags);
-	if (si->max_streams)
+	if (si->max_write_streams)
 		return;
 	clear_bit(NVME_NS_STREAMS, &ns->flags);
 	if (why && (ns->nr_streams || !test_bit(NVME_NS_READY, &ns->flags)))
@@ -240,9 +248,8 @@ void nvme_streams_query_ns(struct nvme_ns *ns, struct nvme_id_ns *id,
 
 /*
  * Inside the limits update: the streams found by nvme_streams_query_ns().
- * Without multipath they are also what the namespace head has.  Of
- * those, max_streams counts the ones stream IDs go to.  Writes use them
- * from here on.
+ * Without multipath they are also what the namespace head has.  Writes
+ * use them from here on.
  */
 void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
 			     struct nvme_streams_info *si)
@@ -254,15 +261,16 @@ void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
 		set_bit(NVME_NS_STREAMS_UNKNOWN, &ns->flags);
 	else
 		clear_bit(NVME_NS_STREAMS_UNKNOWN, &ns->flags);
-	WRITE_ONCE(ns->nr_streams, si->max_streams);
-	lim->max_streams = nvme_streams_for_ids(si->max_streams);
+	WRITE_ONCE(ns->nr_streams, si->max_write_streams);
+	lim->max_write_streams = si->max_write_streams;
+	lim->write_stream_granularity = si->granularity;
 	if (!nvme_ns_head_multipath(ns->head))
-		WRITE_ONCE(ns->head->nr_streams, si->max_streams);
+		WRITE_ONCE(ns->head->nr_streams, si->max_write_streams);
 	/*
 	 * Not where a write was refused for its stream since the device was
 	 * asked: the scan that the refusal queued decides.
 	 */
-	if (si->max_streams &&
+	if (si->max_write_streams &&
 	    (si->refused || !test_bit(NVME_NS_STREAMS_REFUSED, &ns->flags)))
 		set_bit(NVME_NS_STREAMS, &ns->flags);
 }
@@ -274,7 +282,7 @@ void nvme_streams_set_limits(struct nvme_ns *ns, struct queue_limits *lim,
  * out afresh at each update, as a path's count grows again after a reset
  * that brings its streams back.  A path that was inaccessible when asked
  * carries no writes and does not count until it is asked again, once
- * accessible (nvme_streams_path_live()).  Returns the head's max_streams.
+ * accessible (nvme_streams_path_live()).  Returns the head's count.
  */
 u16 nvme_streams_head_max(struct nvme_ns_head *head)
 {
@@ -295,7 +303,7 @@ u16 nvme_streams_head_max(struct nvme_ns_head *head)
 	if (!known)
 		max = 0;
 	WRITE_ONCE(head->nr_streams, max);
-	return nvme_streams_for_ids(max);
+	return max;
 }
 
 /*

@@ -24,6 +24,7 @@
 
 #include "../kselftest_harness.h"
 #include "streamid.h"
+#include "uring.h"
 
 #define STREAMS 8
 
@@ -54,11 +55,11 @@ FIXTURE_TEARDOWN(nullb)
 		EXPECT_EQ(0, nullb_remove(self->dir));
 }
 
-TEST_F(nullb, max_streams)
+TEST_F(nullb, max_write_streams)
 {
 	char path[512], buf[64];
 
-	snprintf(path, sizeof(path), "/sys/block/%s/queue/max_streams",
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/max_write_streams",
 		 self->dev + strlen("/dev/"));
 	ASSERT_LT(0, read_file(path, buf, sizeof(buf)));
 	EXPECT_STREQ("8", buf);
@@ -437,69 +438,6 @@ TEST_F(nullb, held_device)
 }
 
 /*
- * One write of @len bytes of the pattern for @id at @off through @fd,
- * submitted with io_uring (IORING_OP_WRITE); the result of its
- * completion, or -errno if the ring could not be used.
- */
-static int uring_write(int fd, off_t off, size_t len, int id)
-{
-	struct io_uring_params p = { };
-	struct io_uring_sqe *sqe;
-	struct io_uring_cqe *cqe;
-	size_t sq_len, cq_len, sqe_len;
-	void *sq, *cq, *buf;
-	unsigned int *tail;
-	int ring, ret;
-
-	ring = syscall(__NR_io_uring_setup, 1, &p);
-	if (ring < 0)
-		return -errno;
-	sq_len = p.sq_off.array + p.sq_entries * sizeof(__u32);
-	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(*cqe);
-	sqe_len = p.sq_entries * sizeof(*sqe);
-	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
-		  IORING_OFF_SQ_RING);
-	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
-		  IORING_OFF_CQ_RING);
-	sqe = mmap(NULL, sqe_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
-		   IORING_OFF_SQES);
-	ret = -ENOMEM;
-	if (sq == MAP_FAILED || cq == MAP_FAILED || sqe == MAP_FAILED ||
-	    posix_memalign(&buf, 4096, len))
-		goto out;
-	fill(buf, len, off, id);
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_WRITE;
-	sqe->fd = fd;
-	sqe->addr = (uintptr_t)buf;
-	sqe->len = len;
-	sqe->off = off;
-	((__u32 *)(sq + p.sq_off.array))[0] = 0;
-	tail = sq + p.sq_off.tail;
-	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
-	ret = syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS,
-		      NULL, 0);
-	if (ret == 1) {
-		cqe = (struct io_uring_cqe *)(cq + p.cq_off.cqes) +
-		      (*(unsigned int *)(cq + p.cq_off.head) &
-		       *(unsigned int *)(cq + p.cq_off.ring_mask));
-		ret = cqe->res;
-	} else {
-		ret = ret < 0 ? -errno : -EIO;
-	}
-	free(buf);
-out:
-	if (sqe != MAP_FAILED)
-		munmap(sqe, sqe_len);
-	if (cq != MAP_FAILED)
-		munmap(cq, cq_len);
-	if (sq != MAP_FAILED)
-		munmap(sq, sq_len);
-	close(ring);
-	return ret;
-}
-
-/*
  * Writes submitted with io_uring carry the ID of their file as write()
  * does: O_DIRECT ones (block/fops.c's asynchronous path) from the kiocb,
  * buffered ones at writeback.
@@ -511,11 +449,11 @@ TEST_F(nullb, io_uring)
 
 	fd = open_stream(self->dev, O_WRONLY | O_DIRECT, 3);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(1 << 20, uring_write(fd, 0, 1 << 20, 3));
+	ASSERT_EQ(1 << 20, uring_write(fd, 0, 1 << 20, 3, 0));
 	ASSERT_EQ(0, close(fd));
 	fd = open_stream(self->dev, O_WRONLY, 4);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(1 << 20, uring_write(fd, 1 << 20, 1 << 20, 4));
+	ASSERT_EQ(1 << 20, uring_write(fd, 1 << 20, 1 << 20, 4, 0));
 	ASSERT_EQ(0, fsync(fd));
 	ASSERT_EQ(0, close(fd));
 
@@ -525,31 +463,6 @@ TEST_F(nullb, io_uring)
 	EXPECT_EQ(-1, only(&st, (const int []){ 3, 4, -1 }));
 	EXPECT_EQ(0, check_at(self->dev, 0, 1 << 20, 3));
 	EXPECT_EQ(0, check_at(self->dev, 1 << 20, 1 << 20, 4));
-}
-
-#define PART_SECTORS	65536
-
-/*
- * Write an MS-DOS partition table of two partitions of PART_SECTORS
- * each, from sector 2048, through @fd and have the kernel read it.
- */
-static int make_partitions(int fd)
-{
-	unsigned char mbr[512] = { };
-	__u32 lba[2];
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		lba[0] = htole32(2048 + i * PART_SECTORS);
-		lba[1] = htole32(PART_SECTORS);
-		mbr[446 + 16 * i + 4] = 0x83;
-		memcpy(&mbr[446 + 16 * i + 8], lba, sizeof(lba));
-	}
-	mbr[510] = 0x55;
-	mbr[511] = 0xaa;
-	if (pwrite(fd, mbr, sizeof(mbr), 0) != sizeof(mbr) || fsync(fd))
-		return -1;
-	return ioctl(fd, BLKRRPART);
 }
 
 /*

@@ -2,16 +2,22 @@
 /*
  * The NVMe host using the Flexible Data Placement of an nvmet namespace,
  * over the loop and TCP transports (fixture fdp_host: FDP_HANDLES
- * placement handles, the host using them): max_streams is their number;
+ * placement handles, the host using them): max_write_streams is their number;
  * stream s goes out with DTYPE 2 and the placement identifier of handle
  * s - 1, on the wire and at the target, and reaches the null_blk device
  * as stream s; through resets, a second path, the FDP feature failing,
  * and FDP turned off and on under the host.  A namespace with both FDP
- * and Streams uses FDP.
+ * and Streams uses FDP.  The stream of one io_uring write goes out as
+ * mainline sends it.
  */
 #define _GNU_SOURCE
 #include "nvmet.h"
 #include "nvme_host.h"
+#include "uring.h"
+
+#ifndef F_SET_RW_HINT
+#define F_SET_RW_HINT	(1024 + 12)
+#endif
 
 FIXTURE(fdp_host) {
 	struct host h;
@@ -62,7 +68,7 @@ TEST_F(fdp_host, placed_writes)
 	struct stats target, backing;
 	int i, fd;
 
-	EXPECT_EQ(FDP_HANDLES, max_streams(self->h.dev));
+	EXPECT_EQ(FDP_HANDLES, max_write_streams(self->h.dev));
 	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
 	ASSERT_EQ(0, write_attr(self->h.nullb, "stream_stats", "0"));
 	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
@@ -104,9 +110,67 @@ TEST_F(fdp_host, placed_writes)
 }
 
 /*
+ * The stream of one write, as a program written for mainline chooses it
+ * (io_uring's write_stream, O_DIRECT to the disk's node): stream s goes
+ * out with placement identifier s - 1, as mainline sends it, reaches the
+ * target's handle s - 1 and the null_blk device as stream s; a stream
+ * above the handles fails with EINVAL and sends nothing.  A lifetime
+ * hint is the stream of its number, as in mainline: MEDIUM (3) is
+ * placement identifier 2.  The granularity is the reclaim unit size.
+ */
+TEST_F(fdp_host, per_io_streams)
+{
+	int dtype1[MAX_IDS] = { 0 }, dtype2[MAX_IDS] = { 0 }, s, fd, n = 0;
+	unsigned long long want[MAX_IDS] = { 0 };
+	struct stats target, backing;
+	__u64 hint = 3, unset = 0;
+
+	EXPECT_EQ(FDP_HANDLES, max_write_streams(self->h.dev));
+	EXPECT_EQ(FDP_RU_SIZE,
+		  queue_limit(self->h.dev, "write_stream_granularity"));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "stream_stats", "0"));
+	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+	fd = open(self->h.dev, O_WRONLY | O_DIRECT);
+	ASSERT_LE(0, fd);
+	for (s = 1; s <= FDP_HANDLES; s++) {
+		ASSERT_EQ(8192, uring_write(fd, s * 8192, 8192, s, s));
+		want[s] += 16;
+	}
+	EXPECT_EQ(-EINVAL, uring_write(fd, 0, 8192, 0, FDP_HANDLES + 1));
+	ASSERT_EQ(0, fcntl(fd, F_SET_RW_HINT, &hint));
+	ASSERT_EQ(0, write_at(fd, 1 << 20, 8192, 3));
+	ASSERT_EQ(0, fcntl(fd, F_SET_RW_HINT, &unset));
+	want[3] += 16;
+	close(fd);
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+
+	ASSERT_EQ(0, read_stats(self->h.ns, &target));
+	ASSERT_EQ(0, read_stats(self->h.nullb, &backing));
+	for (s = 0; s <= FDP_HANDLES; s++) {
+		EXPECT_EQ(want[s], target.sectors[s]) TH_LOG("stream %d", s);
+		EXPECT_EQ(want[s], backing.sectors[s]) TH_LOG("stream %d", s);
+	}
+	EXPECT_EQ(-1, only(&target, (const int []){ 1, 2, 3, 4, 5, 6, -1 }));
+	ASSERT_EQ(0, wire_directives(dtype1, dtype2));
+	for (s = 1; s <= FDP_HANDLES; s++)
+		EXPECT_EQ(s == 3 ? 2 : 1, dtype2[s - 1]) TH_LOG("PID %d", s - 1);
+	for (s = 0; s < MAX_IDS; s++) {
+		n += dtype2[s];
+		EXPECT_EQ(0, dtype1[s]);
+	}
+	EXPECT_EQ(FDP_HANDLES + 1, n);
+	for (s = 1; s <= FDP_HANDLES; s++)
+		EXPECT_EQ(0, check_at(self->h.dev, s * 8192, 8192, s));
+	EXPECT_EQ(0, check_at(self->h.dev, 1 << 20, 8192, 3));
+}
+
+/*
  * A namespace that offers both FDP and the Streams directive: FDP is
- * used.  255 placement handles, the most: max_streams 251 (four for
- * lifetime hints), and stream 251 goes to placement identifier 250.
+ * used.  255 placement handles, the most: max_write_streams 255, and
+ * stream 255 goes to placement identifier 254.
  */
 TEST_F(fdp_host, bounds_and_both)
 {
@@ -114,17 +178,17 @@ TEST_F(fdp_host, bounds_and_both)
 	int fd;
 
 	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "8", "255"));
-	ASSERT_EQ(0, wait_max_streams(self->h.dev, 251));
+	ASSERT_EQ(0, wait_max_write_streams(self->h.dev, 255));
 	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
 	ASSERT_EQ(0, trace_clear());
 	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
-	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 251);
+	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 255);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, write_at(fd, 0, 4096, 251));
+	ASSERT_EQ(0, write_at(fd, 0, 4096, 255));
 	close(fd);
 	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
 	ASSERT_EQ(0, wire_directives(dtype1, dtype2));
-	EXPECT_EQ(1, dtype2[250]);
+	EXPECT_EQ(1, dtype2[254]);
 	for (fd = 0; fd < MAX_IDS; fd++)
 		EXPECT_EQ(0, dtype1[fd]);
 }
@@ -187,16 +251,16 @@ TEST_F(fdp_host, inaccessible_path)
 
 	ASSERT_EQ(0, connect_second_path(variant->transport, "inaccessible",
 					 ctrl2, sizeof(ctrl2)));
-	wait_until(path_max_streams(&self->h, ctrl2, 1) >= 0, 10000);
-	EXPECT_EQ(0, path_max_streams(&self->h, ctrl2, 1));
-	EXPECT_EQ(FDP_HANDLES, path_max_streams(&self->h, self->h.ctrl, 1));
-	EXPECT_EQ(FDP_HANDLES, max_streams(self->h.dev));
+	wait_until(path_max_write_streams(&self->h, ctrl2, 1) >= 0, 10000);
+	EXPECT_EQ(0, path_max_write_streams(&self->h, ctrl2, 1));
+	EXPECT_EQ(FDP_HANDLES, path_max_write_streams(&self->h, self->h.ctrl, 1));
+	EXPECT_EQ(FDP_HANDLES, max_write_streams(self->h.dev));
 
 	ASSERT_EQ(0, write_attr(PORT2_DIR "/ana_groups/1", "ana_state",
 				"optimized"));
-	wait_until(path_max_streams(&self->h, ctrl2, 1) == FDP_HANDLES, 10000);
-	EXPECT_EQ(FDP_HANDLES, path_max_streams(&self->h, ctrl2, 1));
-	EXPECT_EQ(FDP_HANDLES, max_streams(self->h.dev));
+	wait_until(path_max_write_streams(&self->h, ctrl2, 1) == FDP_HANDLES, 10000);
+	EXPECT_EQ(FDP_HANDLES, path_max_write_streams(&self->h, ctrl2, 1));
+	EXPECT_EQ(FDP_HANDLES, max_write_streams(self->h.dev));
 }
 
 /*
@@ -214,7 +278,7 @@ static int reset_and_scan(const struct host *h, long long want)
 		goto out;
 	if (!wait_until(read_file(TRACING "/trace", buf, 1 << 20) > 0 &&
 			strstr(buf, "fid=0x1d"), 5000) &&
-	    !wait_scans() && max_streams(h->dev) == want)
+	    !wait_scans() && max_write_streams(h->dev) == want)
 		ret = 0;
 out:
 	trace_scans(false);
@@ -240,13 +304,13 @@ TEST_F(fdp_host, get_features_fails)
 		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
 	ASSERT_EQ(0, trace_scans(true));
 	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "8", "6"));
-	ASSERT_EQ(0, wait_max_streams(self->h.dev, FDP_HANDLES));
+	ASSERT_EQ(0, wait_max_write_streams(self->h.dev, FDP_HANDLES));
 	/* FDP_HANDLES before as after: the scan has ended. */
 	ASSERT_EQ(0, wait_scans());
-	/* Streams: 8, of which four for lifetime hints. */
+	/* Then the Streams directive, with 8 streams. */
 	EXPECT_EQ(0, reset_failing(self->h.ctrl, self->h.dev,
 				   "nvme_admin_get_features fid=0x1d",
-				   FDP_HANDLES, 4, buf));
+				   FDP_HANDLES, 8, buf));
 	free(buf);
 	EXPECT_EQ(0, dmesg_count("FDP not used"));
 
@@ -293,7 +357,7 @@ TEST_F_TIMEOUT(fdp_host, writes_never_fail, 120)
 	 * host's scan; then stream 2 is handle 1, and stream 3 folds.
 	 */
 	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "0", "2"));
-	EXPECT_EQ(0, wait_max_streams(self->h.dev, 2));
+	EXPECT_EQ(0, wait_max_write_streams(self->h.dev, 2));
 	EXPECT_EQ(0, writers_progress(&w, 256));
 	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
 	EXPECT_EQ(0, writers_progress(&w, 64));
@@ -301,11 +365,11 @@ TEST_F_TIMEOUT(fdp_host, writes_never_fail, 120)
 	EXPECT_LT(0, st.sectors[2]);
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, 1, 2, -1 }));
 	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "0", "6"));
-	EXPECT_EQ(0, wait_max_streams(self->h.dev, FDP_HANDLES));
+	EXPECT_EQ(0, wait_max_write_streams(self->h.dev, FDP_HANDLES));
 	EXPECT_EQ(0, writers_progress(&w, 64));
 
 	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "0"));
-	EXPECT_EQ(0, wait_max_streams(self->h.dev, 0));
+	EXPECT_EQ(0, wait_max_write_streams(self->h.dev, 0));
 	EXPECT_EQ(0, writers_progress(&w, 256));
 	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
 	EXPECT_EQ(0, writers_progress(&w, 64));
@@ -313,7 +377,7 @@ TEST_F_TIMEOUT(fdp_host, writes_never_fail, 120)
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, -1 }));
 
 	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "1"));
-	EXPECT_EQ(0, wait_max_streams(self->h.dev, FDP_HANDLES));
+	EXPECT_EQ(0, wait_max_write_streams(self->h.dev, FDP_HANDLES));
 	EXPECT_EQ(0, writers_progress(&w, 256));
 	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
 	EXPECT_EQ(0, writers_progress(&w, 64));
@@ -333,12 +397,12 @@ TEST_F_TIMEOUT(fdp_host, writes_never_fail, 120)
 	ASSERT_EQ(0, write_attr(NVME_CORE, "max_retries", "0"));
 	ASSERT_EQ(0, kmsg_clear());
 	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "0"));
-	EXPECT_EQ(0, wait_max_streams(self->h.dev, 0));
+	EXPECT_EQ(0, wait_max_write_streams(self->h.dev, 0));
 	EXPECT_EQ(0, writers_progress(&w, 256));
 	EXPECT_EQ(1, dmesg_count("FDP not used: a write was refused"));
 	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "1"));
 	ASSERT_EQ(0, rescan_and_wait(&self->h));
-	EXPECT_EQ(0, wait_max_streams(self->h.dev, FDP_HANDLES));
+	EXPECT_EQ(0, wait_max_write_streams(self->h.dev, FDP_HANDLES));
 	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
 	EXPECT_EQ(0, writers_progress(&w, 64));
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
@@ -384,7 +448,7 @@ TEST_F(fdp_host, fdp_off)
 TEST_F(fdp_host, disabled)
 {
 	ASSERT_EQ(0, write_attr(self->h.ns, "fdp_enable", "0"));
-	ASSERT_EQ(0, wait_max_streams(self->h.dev, 0));
+	ASSERT_EQ(0, wait_max_write_streams(self->h.dev, 0));
 	ASSERT_EQ(0, kmsg_clear());
 	ASSERT_EQ(0, reset_and_scan(&self->h, 0));
 	EXPECT_EQ(0, dmesg_count("FDP not used"));

@@ -58,7 +58,7 @@ FIXTURE_SETUP(fs)
 	close(self->h.fd);
 	self->h.fd = -1;
 	ASSERT_EQ(variant->fdp ? FDP_HANDLES : HOST_STREAMS,
-		  max_streams(self->h.dev));
+		  max_write_streams(self->h.dev));
 	ASSERT_EQ(0, run_cmd(out, sizeof(out), variant->fs->mkfs, self->h.dev))
 		TH_LOG("%s", out);
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/nvmet_fs.%d", getpid());

@@ -16,13 +16,10 @@
 
 #include "nvmet.h"
 
-/*
- * The namespace's streams; the host keeps the top four for lifetime hints
- * and shows the others, those stream IDs go to, in max_streams.
- */
+/* The namespace's streams, all of which the host shows in max_write_streams. */
 #define HOST_MSL	12
-#define HOST_STREAMS	(HOST_MSL - 4)
-/* FDP placement handles: fewer than 8, so all are streams. */
+#define HOST_STREAMS	HOST_MSL
+/* FDP placement handles. */
 #define FDP_HANDLES	6
 
 /* A trace instance of its own, for the host's namespace scans. */
@@ -502,7 +499,7 @@ static inline int reset_failing(const char *ctrl, const char *dev,
 		if (read_file(TRACING "/trace", buf, 1 << 20) <= 0)
 			break;
 		if (failed_in(buf, name))
-			return max_streams(dev) == want ? 0 : -1;
+			return max_write_streams(dev) == want ? 0 : -1;
 		fprintf(stderr, "# completion %d was not %s: again\n", k, name);
 		if (reset_and_wait(ctrl, dev, good))
 			break;

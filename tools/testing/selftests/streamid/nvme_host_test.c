@@ -15,6 +15,7 @@
 
 #include "nvmet.h"
 #include "nvme_host.h"
+#include "uring.h"
 
 #ifndef F_SET_RW_HINT
 #define F_SET_RW_HINT	(1024 + 12)
@@ -62,33 +63,62 @@ TEST(host_defaults)
 
 /*
  * The host enables Streams and uses the shared pool without allocating
- * from it; max_streams shows the streams that stream IDs go to, on the
- * disk and on its path.
+ * from it; max_write_streams shows all its streams, on the disk and on its
+ * path, and write_stream_granularity SGS * SWS blocks, in bytes.
  */
 TEST_F(host, discovers_streams)
 {
 	struct streams_params p;
 	int sup, en;
 
-	EXPECT_EQ(HOST_STREAMS, max_streams(self->h.dev));
-	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, self->h.ctrl, 1));
+	EXPECT_EQ(HOST_STREAMS, max_write_streams(self->h.dev));
+	EXPECT_EQ(HOST_STREAMS, path_max_write_streams(&self->h, self->h.ctrl, 1));
 	ASSERT_EQ(0, identify_dirs(self->h.fd, 1, &sup, &en));
 	EXPECT_EQ(3, en);
 	ASSERT_EQ(0, streams_params(self->h.fd, &p));
 	EXPECT_EQ(0, p.nsa);
 	EXPECT_EQ(HOST_MSL, p.nssa);
+	EXPECT_LT(0, (long long)p.sgs * p.sws);
+	EXPECT_EQ((long long)p.sgs * p.sws *
+		  queue_limit(self->h.dev, "logical_block_size"),
+		  queue_limit(self->h.dev, "write_stream_granularity"));
+}
+
+/*
+ * The stream of one io_uring write to the disk's node goes out as the
+ * Streams directive with that stream; one above max_write_streams fails
+ * with EINVAL and nothing reaches the target.
+ */
+TEST_F(host, per_io_streams)
+{
+	struct stats st;
+	int s, fd;
+
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 1);
+	ASSERT_LE(0, fd);
+	for (s = 2; s <= HOST_MSL; s++)
+		ASSERT_EQ(4096, uring_write(fd, s * 4096, 4096, s, s));
+	EXPECT_EQ(-EINVAL, uring_write(fd, 0, 4096, 0, HOST_MSL + 1));
+	close(fd);
+	ASSERT_EQ(0, read_stats(self->h.ns, &st));
+	for (s = 2; s <= HOST_MSL; s++) {
+		EXPECT_EQ(8, st.sectors[s]) TH_LOG("stream %d", s);
+		EXPECT_EQ(0, check_at(self->h.dev, s * 4096, 4096, s));
+	}
+	EXPECT_EQ(0, st.requests[0] + st.requests[1]);
 }
 
 /*
  * fadvise-tagged writes to the NVMe disk, O_DIRECT from several files and
  * buffered, arrive in their streams at the target and at the null_blk
- * device behind it; IDs above max_streams fold to (id - 1) % 8 + 1.
+ * device behind it; IDs above max_write_streams fold to (id - 1) % 12 + 1.
  */
 TEST_F(host, tagged_writes)
 {
 	static const struct { int id, stream; size_t len; } w[] = {
 		{ 1, 1, 65536 }, { 2, 2, 8192 }, { 3, 3, 12288 },
-		{ 0, 0, 8192 }, { 10, 2, 4096 }, { 200, 8, 4096 },
+		{ 0, 0, 8192 }, { 14, 2, 4096 }, { 200, 8, 4096 },
 		{ 8, 8, 16384 },
 	};
 	unsigned long long want[MAX_IDS] = { 0 };
@@ -203,16 +233,16 @@ TEST_F(host, on_the_wire)
 }
 
 /*
- * Lifetime hints (F_SET_RW_HINT, fio --write_hint) on writes without a
- * stream ID go to the top four streams: SHORT 12, MEDIUM 11, LONG 10,
- * EXTREME 9; a stream ID, where set, wins, and IDs above max_streams
- * (8) fold onto 1-8, never onto the hints' streams.
+ * Lifetime hints (F_SET_RW_HINT, fio --write_hint), as in mainline: a
+ * direct write to the disk's node without a stream goes to the stream of
+ * its hint's number, NONE 1 to EXTREME 5; a stream ID, where set, wins.
+ * Buffered writes get no stream from a hint.
  */
 TEST_F(host, write_hints)
 {
 	static const struct { __u64 hint; int id, stream; } w[] = {
-		{ 2, 0, 12 }, { 3, 0, 11 }, { 4, 0, 10 }, { 5, 0, 9 },
-		{ 1, 0, 0 }, { 2, 1, 1 }, { 0, 9, 1 }, { 2, 12, 4 },
+		{ 2, 0, 2 }, { 3, 0, 3 }, { 4, 0, 4 }, { 5, 0, 5 },
+		{ 1, 0, 1 }, { 2, 7, 7 }, { 0, 13, 1 }, { 2, 12, 12 },
 	};
 	unsigned long long want[MAX_IDS] = { 0 };
 	struct stats st;
@@ -245,12 +275,12 @@ TEST_F(host, write_hints)
 	ASSERT_EQ(0, run_cmd(out, sizeof(out),
 			     "fio --name=hint --filename=%s --rw=write --bs=4k --size=64k --offset=1m --end_fsync=1 --write_hint=medium --output=/dev/null",
 			     self->h.dev)) TH_LOG("%s", out);
-	want[11] += 128;
+	want[0] += 128;
 
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
 	for (i = 0; i <= HOST_MSL; i++)
 		EXPECT_EQ(want[i], st.sectors[i]) TH_LOG("stream %d", i);
-	EXPECT_EQ(-1, only(&st, (const int []){ 0, 1, 4, 9, 10, 11, 12, -1 }));
+	EXPECT_EQ(-1, only(&st, (const int []){ 0, 1, 2, 3, 4, 5, 7, 12, -1 }));
 }
 
 /*
@@ -302,7 +332,7 @@ TEST_F(host, reset_while_writing)
 	ASSERT_EQ(0, read_stats(self->h.ns, &st));
 	EXPECT_LT(0, st.sectors[2]);
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, 2, 3, -1 }));
-	EXPECT_EQ(HOST_STREAMS, max_streams(self->h.dev));
+	EXPECT_EQ(HOST_STREAMS, max_write_streams(self->h.dev));
 	EXPECT_EQ(0, writers_check(self->h.dev));
 }
 
@@ -325,7 +355,7 @@ TEST_F(host, enable_fails)
 	free(buf);
 	EXPECT_EQ(1, dmesg_count("Streams not used"));
 	EXPECT_EQ(1, dmesg_count("Streams not used: enabling them failed"));
-	EXPECT_EQ(0, max_streams(self->h.dev));
+	EXPECT_EQ(0, max_write_streams(self->h.dev));
 
 	untagged_at_target(_metadata, &self->h);
 
@@ -352,7 +382,7 @@ TEST_F(host, identify_rejected)
 	EXPECT_EQ(NULL, strstr(buf, "nvme_admin_directive_send"));
 	free(buf);
 	EXPECT_EQ(0, dmesg_count("Streams"));
-	EXPECT_EQ(0, max_streams(self->h.dev));
+	EXPECT_EQ(0, max_write_streams(self->h.dev));
 
 	untagged_at_target(_metadata, &self->h);
 
@@ -402,7 +432,7 @@ TEST_F_TIMEOUT(host, writes_never_fail, 120)
 
 	/* (c): 6 streams, fewer than 8, so none kept for hints. */
 	ASSERT_EQ(0, ns_cycle_under_host(&self->h, "6", NULL));
-	EXPECT_EQ(0, wait_max_streams(self->h.dev, 6));
+	EXPECT_EQ(0, wait_max_write_streams(self->h.dev, 6));
 	EXPECT_EQ(0, writers_progress(&w, 256));
 	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
 	EXPECT_EQ(0, writers_progress(&w, 64));
@@ -552,18 +582,18 @@ TEST_F(host, two_hosts_two_namespaces)
 	ASSERT_EQ(0, write_attr(NS2_DIR, "enable", "1"));
 	snprintf(disk2, sizeof(disk2), "%.*s2", (int)strlen(self->h.dev) - 1,
 		 self->h.dev);
-	EXPECT_EQ(0, wait_max_streams(disk2, HOST_STREAMS)) TH_LOG("%s", disk2);
+	EXPECT_EQ(0, wait_max_write_streams(disk2, HOST_STREAMS)) TH_LOG("%s", disk2);
 
 	/* The second host: both paths of both namespaces have streams. */
 	ASSERT_EQ(0, connect_second_host(variant->transport));
 	ASSERT_EQ(0, other_ctrl(self->h.ctrl, ctrl2, sizeof(ctrl2)));
-	wait_until(path_max_streams(&self->h, ctrl2, 1) == HOST_STREAMS &&
-		   path_max_streams(&self->h, ctrl2, 2) == HOST_STREAMS, 5000);
-	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, ctrl2, 1));
-	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, ctrl2, 2));
-	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, self->h.ctrl, 2));
-	EXPECT_EQ(HOST_STREAMS, max_streams(self->h.dev));
-	EXPECT_EQ(HOST_STREAMS, max_streams(disk2));
+	wait_until(path_max_write_streams(&self->h, ctrl2, 1) == HOST_STREAMS &&
+		   path_max_write_streams(&self->h, ctrl2, 2) == HOST_STREAMS, 5000);
+	EXPECT_EQ(HOST_STREAMS, path_max_write_streams(&self->h, ctrl2, 1));
+	EXPECT_EQ(HOST_STREAMS, path_max_write_streams(&self->h, ctrl2, 2));
+	EXPECT_EQ(HOST_STREAMS, path_max_write_streams(&self->h, self->h.ctrl, 2));
+	EXPECT_EQ(HOST_STREAMS, max_write_streams(self->h.dev));
+	EXPECT_EQ(HOST_STREAMS, max_write_streams(disk2));
 	/* The target keeps each host's state: both have Streams enabled. */
 	snprintf(path, sizeof(path), "/dev/%s", ctrl2);
 	fd = open(path, O_RDWR);
@@ -587,8 +617,8 @@ TEST_F(host, two_hosts_two_namespaces)
 	EXPECT_EQ(0, reset_and_wait(ctrl2, self->h.dev, 0));
 	ASSERT_EQ(0, write_attr(NVME_CORE, "streams",
 				"Y"));
-	EXPECT_EQ(0, path_max_streams(&self->h, ctrl2, 1));
-	EXPECT_EQ(HOST_STREAMS, path_max_streams(&self->h, self->h.ctrl, 1));
+	EXPECT_EQ(0, path_max_write_streams(&self->h, ctrl2, 1));
+	EXPECT_EQ(HOST_STREAMS, path_max_write_streams(&self->h, self->h.ctrl, 1));
 	ASSERT_EQ(0, round_robin_writes(&self->h, ctrl2, 5, tagged, untagged));
 	EXPECT_EQ(0, tagged[0] + tagged[1]);
 	EXPECT_EQ(8, untagged[0]);
@@ -617,9 +647,9 @@ TEST_F(host, namespace_without_streams)
 	 */
 	snprintf(disk, sizeof(disk), "%.*s2", (int)strlen(self->h.dev) - 1,
 		 self->h.dev);
-	wait_until(max_streams(disk) >= 0, 5000);
-	EXPECT_EQ(0, max_streams(disk)) TH_LOG("%s", disk);
-	EXPECT_EQ(HOST_STREAMS, max_streams(self->h.dev));
+	wait_until(max_write_streams(disk) >= 0, 5000);
+	EXPECT_EQ(0, max_write_streams(disk)) TH_LOG("%s", disk);
+	EXPECT_EQ(HOST_STREAMS, max_write_streams(self->h.dev));
 	EXPECT_EQ(0, dmesg_count("Streams not used"));
 }
 

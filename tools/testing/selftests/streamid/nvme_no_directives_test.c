@@ -87,7 +87,7 @@ TEST_F(qemu, no_directives)
 	int fd, writes = 0;
 
 	ASSERT_NE(NULL, buf);
-	EXPECT_EQ(0, max_streams(self->dev));
+	EXPECT_EQ(0, max_write_streams(self->dev));
 	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
 	ASSERT_EQ(0, trace_clear());
 	ASSERT_EQ(0, write_attr(TRACING "/events/nvme/nvme_setup_cmd",

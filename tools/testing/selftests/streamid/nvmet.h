@@ -591,35 +591,35 @@ static inline int sysfs_str(const char *dir, const char *name, char *buf,
 	return read_file(path, buf, len) > 0 ? 0 : -1;
 }
 
-/* max_streams of the host's namespace disk. */
-static inline long long max_streams(const char *dev)
+/* max_write_streams of the host's namespace disk. */
+static inline long long max_write_streams(const char *dev)
 {
 	char dir[512];
 
 	snprintf(dir, sizeof(dir), "/sys/block/%.256s/queue", dev + 5);
-	return sysfs_num(dir, "max_streams");
+	return sysfs_num(dir, "max_write_streams");
 }
 
 /*
- * max_streams of the disk of namespace @nsid on the path through host
+ * max_write_streams of the disk of namespace @nsid on the path through host
  * controller @ctrl (nvmeN): nvme<subsystem>c<controller>n<nsid>, hidden
  * under the multipath disk.
  */
-static inline long long path_max_streams(const struct host *h,
-					 const char *ctrl, int nsid)
+static inline long long path_max_write_streams(const struct host *h,
+					       const char *ctrl, int nsid)
 {
 	char dir[512];
 
 	snprintf(dir, sizeof(dir), "/sys/block/nvme%dc%dn%d/queue",
 		 atoi(h->dev + strlen("/dev/nvme")),
 		 atoi(ctrl + strlen("nvme")), nsid);
-	return sysfs_num(dir, "max_streams");
+	return sysfs_num(dir, "max_write_streams");
 }
 
 /* Wait until the host's disk @dev shows @want streams; 0 once it does. */
-static inline int wait_max_streams(const char *dev, long long want)
+static inline int wait_max_write_streams(const char *dev, long long want)
 {
-	return wait_until(max_streams(dev) == want, 10000);
+	return wait_until(max_write_streams(dev) == want, 10000);
 }
 
 /* Whether host controller @dir (its sysfs directory) is live. */
@@ -640,7 +640,7 @@ static inline int reset_and_wait(const char *ctrl, const char *dev,
 	snprintf(dir, sizeof(dir), "/sys/class/nvme/%s", ctrl);
 	if (write_attr(dir, "reset_controller", "1"))
 		return -1;
-	return wait_until(ctrl_live(dir) && max_streams(dev) == want, 10000);
+	return wait_until(ctrl_live(dir) && max_write_streams(dev) == want, 10000);
 }
 
 /* The host's controller character device, /dev/nvmeN. */

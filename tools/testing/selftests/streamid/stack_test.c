@@ -4,7 +4,7 @@
  * dm-stripe, dm-crypt (LUKS), md linear, raid0, raid1 (also with
  * write-behind), raid10 and raid5, and dm-flakey, alone and in a table
  * with dm-linear.  A stack that carries the stream ID shows the members'
- * max_streams, and ext4 on it puts all of each file's data, buffered and
+ * max_write_streams, and ext4 on it puts all of each file's data, buffered and
  * O_DIRECT, in the file's stream at the members, once for each copy the
  * stack keeps.  A stack that does not carry it (raid5, a table with a
  * dm-flakey target, a dm table without devices) shows 0, and its members
@@ -70,19 +70,10 @@ static int sh(struct __test_metadata *_metadata, char (*dev)[64], int n,
 	return ret;
 }
 
-/* The max_streams of the device node @dev, or -1. */
-static long long node_max_streams(const char *dev)
+/* The max_write_streams of the device node @dev, or -1. */
+static long long node_max_write_streams(const char *dev)
 {
-	char path[128], buf[32];
-	struct stat st;
-
-	if (stat(dev, &st) || !S_ISBLK(st.st_mode))
-		return -1;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/max_streams",
-		 major(st.st_rdev), minor(st.st_rdev));
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return atoll(buf);
+	return queue_limit(dev, "max_write_streams");
 }
 
 /* How a stack is built on its members ($1...) and what it keeps. */
@@ -199,7 +190,7 @@ FIXTURE_VARIANT_ADD(stack, md_raid5) { .s = {
 
 FIXTURE_SETUP(stack)
 {
-	char name[32], cmd[1024];
+	char name[32], cmd[1024], gran[16];
 	size_t len = 0;
 	int i;
 
@@ -207,11 +198,16 @@ FIXTURE_SETUP(stack)
 		SKIP(return, "no null_blk configfs");
 	/* libdevmapper makes the nodes itself: the guest runs no udev. */
 	setenv("DM_DISABLE_UDEV", "1", 1);
+	/* Members of stream granularities 1, 2 and 3 MiB. */
 	for (i = 0; i < variant->s.members; i++) {
 		snprintf(name, sizeof(name), "stack%d", i);
-		ASSERT_EQ(0, nullb_create(name, MEMBER_MIB, STREAMS, 0,
-					  self->dir[i], sizeof(self->dir[i]),
-					  self->dev[i], sizeof(self->dev[i])));
+		snprintf(gran, sizeof(gran), "%d", (i + 1) << 20);
+		ASSERT_EQ(0, nullb_new(name, MEMBER_MIB, STREAMS, self->dir[i],
+				       sizeof(self->dir[i])));
+		ASSERT_EQ(0, write_attr(self->dir[i], "stream_granularity",
+					gran));
+		ASSERT_EQ(0, nullb_power_on(self->dir[i], self->dev[i],
+					    sizeof(self->dev[i])));
 	}
 	for (i = 0; i < 4 && variant->s.up[i]; i++)
 		len += snprintf(cmd + len, sizeof(cmd) - len, "%s%s",
@@ -233,11 +229,16 @@ FIXTURE_TEARDOWN(stack)
 			EXPECT_EQ(0, nullb_remove(self->dir[i]));
 }
 
-/* A stack shows its members' streams only if it carries the ID. */
-TEST_F(stack, max_streams)
+/*
+ * A stack shows its members' streams only if it carries the ID, and then
+ * the largest stream granularity of its members.
+ */
+TEST_F(stack, max_write_streams)
 {
 	EXPECT_EQ(variant->s.copies ? STREAMS : 0,
-		  node_max_streams(variant->s.node));
+		  node_max_write_streams(variant->s.node));
+	EXPECT_EQ(variant->s.copies ? variant->s.members << 20 : 0,
+		  queue_limit(variant->s.node, "write_stream_granularity"));
 }
 
 /*
@@ -319,7 +320,7 @@ TEST(dm_without_devices)
 		ASSERT_EQ(0, sh(_metadata, NULL, 0,
 				"echo 0 8192 %s | dmsetup create stack_test",
 				targets[i]));
-		EXPECT_EQ(0, node_max_streams(DM));
+		EXPECT_EQ(0, node_max_write_streams(DM));
 		ASSERT_EQ(0, sh(_metadata, NULL, 0,
 				"dmsetup remove stack_test"));
 	}
@@ -351,12 +352,12 @@ TEST(fewest_streams)
 				"s=$(blockdev --getsz $1)",
 				LINEAR_TABLE,
 				"dmsetup create stack_test " TABLE));
-		EXPECT_EQ(streams[t][1], node_max_streams(DM));
+		EXPECT_EQ(streams[t][1], node_max_write_streams(DM));
 		ASSERT_EQ(0, sh(_metadata, NULL, 0,
 				"dmsetup remove stack_test"));
 		if (!t) {
 			ASSERT_EQ(0, sh(_metadata, dev, 2, "%s", MD_RAID1));
-			EXPECT_EQ(streams[t][1], node_max_streams(MD));
+			EXPECT_EQ(streams[t][1], node_max_write_streams(MD));
 			ASSERT_EQ(0, sh(_metadata, NULL, 0, "mdadm --stop " MD));
 		}
 		for (i = 0; i < 2; i++)

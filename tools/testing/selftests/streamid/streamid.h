@@ -3,15 +3,21 @@
 #ifndef STREAMID_SELFTEST_H
 #define STREAMID_SELFTEST_H
 
+#include <endian.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #ifndef POSIX_FADV_STREAMID
 #define POSIX_FADV_STREAMID	8
+#endif
+#ifndef BLKRRPART
+#define BLKRRPART	_IO(0x12, 95)
 #endif
 
 /*
@@ -53,6 +59,24 @@ static inline unsigned long long disk_stat(const char *disk, int i)
 		   &v[8], &v[9], &v[10]) != 11)
 		return ~0ULL;
 	return v[i];
+}
+
+/*
+ * The queue limit @name (max_write_streams, write_stream_granularity,
+ * ...) of the block device node @dev, a number; -1 if there is none.
+ */
+static inline long long queue_limit(const char *dev, const char *name)
+{
+	char path[160], buf[32];
+	struct stat st;
+
+	if (stat(dev, &st) || !S_ISBLK(st.st_mode))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/%s",
+		 major(st.st_rdev), minor(st.st_rdev), name);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
 }
 
 #define NULLB "/sys/kernel/config/nullb"
@@ -185,13 +209,11 @@ static inline int only(const struct stats *st, const int *ids)
 }
 
 /*
- * Make and power on null_blk device @name: @mib MiB, memory-backed, with
- * @streams streams and requests of at most @max_sectors (0: default).
- * Its configfs directory in @dir, its device node in @dev.
+ * Make null_blk device @name, not yet powered on: @mib MiB, memory-backed,
+ * with @streams streams.  Its configfs directory in @dir.
  */
-static inline int nullb_create(const char *name, int mib, int streams,
-			       int max_sectors, char *dir, size_t dirlen,
-			       char *dev, size_t devlen)
+static inline int nullb_new(const char *name, int mib, int streams,
+			    char *dir, size_t dirlen)
 {
 	char buf[64];
 
@@ -202,21 +224,68 @@ static inline int nullb_create(const char *name, int mib, int streams,
 	if (write_attr(dir, "size", buf) ||
 	    write_attr(dir, "memory_backed", "1"))
 		return -1;
+	snprintf(buf, sizeof(buf), "%d", streams);
+	return write_attr(dir, "streams", buf);
+}
+
+/* Power on the device of nullb_new(); its device node in @dev. */
+static inline int nullb_power_on(const char *dir, char *dev, size_t devlen)
+{
+	if (write_attr(dir, "power", "1"))
+		return -1;
+	/* The disk is named after its configfs directory. */
+	snprintf(dev, devlen, "/dev/%s", strrchr(dir, '/') + 1);
+	return access(dev, F_OK);
+}
+
+/*
+ * Make and power on null_blk device @name: @mib MiB, memory-backed, with
+ * @streams streams and requests of at most @max_sectors (0: default).
+ * Its configfs directory in @dir, its device node in @dev.
+ */
+static inline int nullb_create(const char *name, int mib, int streams,
+			       int max_sectors, char *dir, size_t dirlen,
+			       char *dev, size_t devlen)
+{
+	char buf[64];
+
+	if (nullb_new(name, mib, streams, dir, dirlen))
+		return -1;
 	snprintf(buf, sizeof(buf), "%d", max_sectors);
 	if (max_sectors && write_attr(dir, "max_sectors", buf))
 		return -1;
-	snprintf(buf, sizeof(buf), "%d", streams);
-	if (write_attr(dir, "streams", buf) || write_attr(dir, "power", "1"))
-		return -1;
-	/* The disk is named after its configfs directory. */
-	snprintf(dev, devlen, "/dev/%s", name);
-	return access(dev, F_OK);
+	return nullb_power_on(dir, dev, devlen);
 }
 
 static inline int nullb_remove(const char *dir)
 {
 	write_attr(dir, "power", "0");
 	return rmdir(dir);
+}
+
+#define PART_SECTORS	65536
+
+/*
+ * Write an MS-DOS partition table of two partitions of PART_SECTORS
+ * each, from sector 2048, through @fd and have the kernel read it.
+ */
+static inline int make_partitions(int fd)
+{
+	unsigned char mbr[512] = { };
+	__u32 lba[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		lba[0] = htole32(2048 + i * PART_SECTORS);
+		lba[1] = htole32(PART_SECTORS);
+		mbr[446 + 16 * i + 4] = 0x83;
+		memcpy(&mbr[446 + 16 * i + 8], lba, sizeof(lba));
+	}
+	mbr[510] = 0x55;
+	mbr[511] = 0xaa;
+	if (pwrite(fd, mbr, sizeof(mbr), 0) != sizeof(mbr) || fsync(fd))
+		return -1;
+	return ioctl(fd, BLKRRPART);
 }
 
 #endif /* STREAMID_SELFTEST_H */
