@@ -176,8 +176,8 @@ static u16 nvme_streams_count(struct nvme_ns *ns, struct nvme_id_ns *id,
 				 le16_to_cpu(p->sgs));
 		/* SGS counts in units of SWS, which counts logical blocks. */
 		blocks = (u64)le16_to_cpu(p->sgs) * le32_to_cpu(p->sws);
-		si->granularity = blocks > (U32_MAX >> lbads) ? U32_MAX :
-				  blocks << lbads;
+		si->granularity = lbads >= 32 || blocks > (U32_MAX >> lbads) ?
+				  U32_MAX : blocks << lbads;
 	}
 	kfree(p);
 	return n;

@@ -47,6 +47,16 @@ static inline int run(const char *fmt, const char *arg)
 	return system(cmd);
 }
 
+/* Whether the mkfs command of @fs is installed. */
+static inline bool fs_have_mkfs(const struct fs_type *fs)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "command -v %.*s",
+		 (int)strcspn(fs->mkfs, " "), fs->mkfs);
+	return !run("%s", cmd);
+}
+
 /* Mount @dev (the first of the file system's devices) on @mnt. */
 static inline int fs_mount(const struct fs_type *fs, const char *dev,
 			   const char *mnt, const char *opts)

@@ -101,15 +101,13 @@ static int write_untagged(const char *path, off_t off, int pattern)
 static void fs_up(struct __test_metadata *_metadata, struct fs_env *self,
 		  const struct fs_variant *variant)
 {
-	char name[64], devs[300] = "", tool[64];
+	char name[64], devs[300] = "";
 	int i;
 
 	if (access(NULLB, F_OK))
 		SKIP(return, "no null_blk configfs");
-	snprintf(tool, sizeof(tool), "command -v %.*s",
-		 (int)strcspn(variant->fs->mkfs, " "), variant->fs->mkfs);
-	if (run("%s", tool))
-		SKIP(return, "no %s", tool + 11);
+	if (!fs_have_mkfs(variant->fs))
+		SKIP(return, "no mkfs for %s", variant->fs->name);
 
 	snprintf(devs, sizeof(devs), "%s", variant->mkfs_args ?: "");
 	for (i = 0; i < variant->devices; i++) {

@@ -231,13 +231,16 @@ FIXTURE_TEARDOWN(stack)
 
 /*
  * A stack shows its members' streams only if it carries the ID, and then
- * the largest stream granularity of its members.
+ * as stream granularity the least common multiple of its members' (of
+ * 1, 2 and 3 MiB).
  */
 TEST_F(stack, max_write_streams)
 {
+	static const long long lcm_mib[MAX_MEMBERS + 1] = { 0, 1, 2, 6 };
+
 	EXPECT_EQ(variant->s.copies ? STREAMS : 0,
 		  node_max_write_streams(variant->s.node));
-	EXPECT_EQ(variant->s.copies ? variant->s.members << 20 : 0,
+	EXPECT_EQ(variant->s.copies ? lcm_mib[variant->s.members] << 20 : 0,
 		  queue_limit(variant->s.node, "write_stream_granularity"));
 }
 
