@@ -53,10 +53,14 @@ if ! cmp -s "$frag" "$OBJ/.config.fragment"; then
 		"$frag" >/dev/null
 	kmake "$TREE" "$OBJ" olddefconfig >/dev/null
 	# merge_config only warns: an option the fragment asks for and
-	# Kconfig dropped is an error here.
+	# Kconfig dropped is an error here, unless this tree has no such
+	# option (the base, or a patch before the one that adds it).
 	while IFS= read -r line; do
 		case $line in CONFIG_*=*) ;; *) continue ;; esac
+		sym=${line%%=*}
 		grep -qxF "$line" "$OBJ/.config" ||
+			! git -C "$TREE" grep -qx "config ${sym#CONFIG_}" \
+				-- '*Kconfig*' ||
 			die "config fragment: '$line' not set in .config" \
 				"(dependency missing?)"
 	done < "$frag"

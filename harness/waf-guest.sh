@@ -9,6 +9,9 @@
 # stream.  A run whose trace lost events, or whose writes per stream
 # differ from what the disk itself counted, fails.
 #
+# The tenants workload places its data only by the io.stream of its two
+# cgroups, which "streams" and "fdp" set and "none" does not.
+#
 # Usage: waf-guest.sh OUTDIR BINDIR MIB DEVICE_WRITES MODES WORKLOAD...
 # BINDIR holds waf-load and hint2stream.so; MODES is some of
 # none,streams,fdp.  Writes OUTDIR/WORKLOAD-MODE.trace and .stats.
@@ -195,6 +198,30 @@ rocksdb()
 	fi
 }
 
+# Two cgroups for the tenants workload, with io.stream 1 and 2 when the
+# mode places data, 0 for "none": the programs place nothing themselves.
+cg=/sys/fs/cgroup
+tenants_up()
+{
+	local i
+
+	grep -q "^cgroup2 $cg " /proc/mounts || mount -t cgroup2 cgroup2 $cg
+	echo "+io +memory" > $cg/cgroup.subtree_control
+	for i in 1 2; do
+		mkdir $cg/waf$i
+		if [ "$1" = none ]; then
+			echo 0 > $cg/waf$i/io.stream
+		else
+			echo $i > $cg/waf$i/io.stream
+		fi
+	done
+}
+
+tenants_down()
+{
+	rmdir $cg/waf1 $cg/waf2
+}
+
 fs_up()	# fs_up ext4|xfs: a new file system on the disk, mounted with discard
 {
 	case $1 in
@@ -224,6 +251,12 @@ run()	# run WORKLOAD none|streams|fdp
 			"$load" $s "${w%-*}" $mnt "$writes"
 		fi
 		umount $mnt ;;
+	tenants-*)
+		fs_up "${w#*-}"
+		tenants_up "$mode"
+		"$load" tenants $mnt "$writes" $cg/waf1 $cg/waf2
+		umount $mnt
+		tenants_down ;;
 	cache)
 		"$load" $s cache "$dev" "$writes" ;;
 	*)

@@ -7,6 +7,7 @@
  * Usage: waf-load [-s] [-r SEED] writers DIR DEVICE_WRITES
  *        waf-load [-s] [-r SEED] cache BLOCKDEV DEVICE_WRITES
  *        waf-load [-s] [-r SEED] dbfile DIR DEVICE_WRITES
+ *        waf-load [-r SEED] tenants DIR DEVICE_WRITES CGROUP1 CGROUP2
  *
  * writers: four writers append at once, 4 to 64 KiB at a time with
  *   O_DIRECT, to files of four lifetime classes (1, 10, 33 and 55 time
@@ -21,6 +22,14 @@
  *   overwritten at random, 8 KiB at a time through the page cache with an
  *   fsync every 64 writes; its data in ID 1, the file system's metadata
  *   and journal as the file system writes them.
+ * tenants: two programs that place nothing themselves, each in a cgroup
+ *   of its own (the cgroup v2 directories CGROUP1 and CGROUP2), which the
+ *   caller may give an io.stream: a cache, random 4 KiB O_DIRECT
+ *   overwrites of a file of 5 % of the file system, written once first;
+ *   and an archive, files of 8 MiB written in 256 KiB buffered writes
+ *   and synced, each kept until the live data would exceed 85 % of the file system,
+ *   then deleted, oldest first.  They write at the same rate, each half
+ *   of the bytes.
  * DEVICE_WRITES: how much to write, in multiples of the device (the file
  * system) size.
  */
@@ -32,9 +41,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <linux/fs.h>
 #include <unistd.h>
 
@@ -258,6 +270,119 @@ static void dbfile(const char *dir, double device_writes)
 		die("close");
 }
 
+/* --- tenants ------------------------------------------------------------- */
+
+/* What each tenant has written, shared: neither runs ahead of the other. */
+static volatile uint64_t *tenant_bytes;
+
+static void tenant_enter(const char *cgroup)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "0\n") < 0 || fclose(f))
+		die("enter %s", cgroup);
+}
+
+/* Tenant @me has written @len more; wait while it is 1 MiB ahead. */
+static void tenant_wrote(int me, uint64_t len)
+{
+	__atomic_add_fetch(&tenant_bytes[me], len, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&tenant_bytes[me], __ATOMIC_RELAXED) >
+	       __atomic_load_n(&tenant_bytes[!me], __ATOMIC_RELAXED) + MIB &&
+	       !__atomic_load_n(&tenant_bytes[2 + !me], __ATOMIC_RELAXED))
+		sched_yield();
+}
+
+static void tenant_cache(uint64_t total, uint64_t end)
+{
+	uint64_t size = total * 5 / 100, off, written = 0;
+	int fd;
+
+	size -= size % MIB;
+	fd = open("cache", O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+	if (fd < 0)
+		die("open cache");
+	for (off = 0; off < size; off += MIB) {
+		pwrite_all(fd, MIB, off);
+		tenant_wrote(0, MIB);
+	}
+	for (written = size; written < end; written += 4 * KIB) {
+		pwrite_all(fd, 4 * KIB, rnd(size / (4 * KIB)) * 4 * KIB);
+		tenant_wrote(0, 4 * KIB);
+	}
+	if (fsync(fd) || close(fd))
+		die("close cache");
+}
+
+static void tenant_archive(uint64_t total, uint64_t end)
+{
+	const uint64_t file = 8 * MIB, len = 256 * KIB;
+	uint64_t keep = (total * 80 / 100) / file, written = 0, off;
+	unsigned int first = 0, next = 0;
+	char name[32];
+	int fd;
+
+	while (written < end) {
+		while (next - first >= keep) {
+			snprintf(name, sizeof(name), "archive-%06u", first++);
+			if (unlink(name))
+				die("unlink %s", name);
+		}
+		snprintf(name, sizeof(name), "archive-%06u", next++);
+		fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			die("open %s", name);
+		for (off = 0; off < file; off += len) {
+			pwrite_all(fd, len, off);
+			tenant_wrote(1, len);
+		}
+		if (fdatasync(fd) || close(fd))
+			die("close %s", name);
+		written += file;
+	}
+}
+
+static void tenants(const char *dir, double device_writes, char **cgroups)
+{
+	uint64_t total = fs_size(dir), end = device_writes * total / 2;
+	pid_t pid[2];
+	int i, status, ret = 0;
+
+	if (chdir(dir))
+		die("chdir %s", dir);
+	/* Bytes of tenant 0 and 1, and whether each is done. */
+	tenant_bytes = mmap(NULL, 4 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (tenant_bytes == MAP_FAILED)
+		die("mmap");
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		if (pid[i] < 0)
+			die("fork");
+		if (!pid[i]) {
+			rng += i + 1;
+			tenant_enter(cgroups[i]);
+			if (i)
+				tenant_archive(total, end);
+			else
+				tenant_cache(total, end);
+			__atomic_store_n(&tenant_bytes[2 + i], 1,
+					 __ATOMIC_RELAXED);
+			exit(0);
+		}
+	}
+	for (i = 0; i < 2; i++)
+		if (waitpid(pid[i], &status, 0) != pid[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			ret = 1;
+	if (ret)
+		die("a tenant failed");
+	sync();
+}
+
 int main(int argc, char **argv)
 {
 	double device_writes;
@@ -275,7 +400,8 @@ int main(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (argc - optind != 3)
+	if (argc - optind != 3 &&
+	    !(argc - optind == 5 && !strcmp(argv[optind], "tenants")))
 		goto usage;
 	device_writes = strtod(argv[optind + 2], NULL);
 	if (device_writes <= 0)
@@ -289,10 +415,13 @@ int main(int argc, char **argv)
 		cache(argv[optind + 1], device_writes);
 	else if (!strcmp(argv[optind], "dbfile"))
 		dbfile(argv[optind + 1], device_writes);
+	else if (!strcmp(argv[optind], "tenants") && argc - optind == 5)
+		tenants(argv[optind + 1], device_writes, argv + optind + 3);
 	else
 		goto usage;
 	return 0;
 usage:
-	fprintf(stderr, "usage: waf-load [-s] [-r SEED] writers|cache|dbfile PATH DEVICE_WRITES\n");
+	fprintf(stderr, "usage: waf-load [-s] [-r SEED] writers|cache|dbfile PATH DEVICE_WRITES\n"
+		"       waf-load [-r SEED] tenants DIR DEVICE_WRITES CGROUP1 CGROUP2\n");
 	return 2;
 }

@@ -19,7 +19,8 @@ MIB=${STREAMID_WAF_MIB:-1024}		# the disk, and the modelled device
 WRITES=${STREAMID_WAF_WRITES:-5}	# device writes per run
 SKIP=${STREAMID_WAF_SKIP:-2}		# device writes before steady state
 OPS=7,14,28
-ALL="writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs dbfile-ext4 dbfile-xfs"
+ALL="writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs dbfile-ext4 dbfile-xfs \
+	tenants-ext4 tenants-xfs"
 read -r -a WORKLOADS <<< "${STREAMID_WAF_WORKLOADS:-$ALL}"
 MODES=${STREAMID_WAF_MODES:-none,streams,fdp}
 

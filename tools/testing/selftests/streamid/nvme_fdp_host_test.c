@@ -8,9 +8,10 @@
  * as stream s; through resets, a second path, the FDP feature failing,
  * and FDP turned off and on under the host.  A namespace with both FDP
  * and Streams uses FDP.  The stream of one io_uring write goes out as
- * mainline sends it.
+ * mainline sends it, and the stream of a cgroup (io.stream) as any other.
  */
 #define _GNU_SOURCE
+#include "cgroup.h"
 #include "nvmet.h"
 #include "nvme_host.h"
 #include "uring.h"
@@ -165,6 +166,47 @@ TEST_F(fdp_host, per_io_streams)
 	for (s = 1; s <= FDP_HANDLES; s++)
 		EXPECT_EQ(0, check_at(self->h.dev, s * 8192, 8192, s));
 	EXPECT_EQ(0, check_at(self->h.dev, 1 << 20, 8192, 3));
+}
+
+/* Write 8 KiB of the pattern for 4 at 1 MiB of the device @dev. */
+static int write_direct(void *dev)
+{
+	int fd = open(dev, O_WRONLY | O_DIRECT), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write_at(fd, 1 << 20, 8192, 4);
+	return close(fd) || ret ? -1 : 0;
+}
+
+/* A direct write of a process whose cgroup has io.stream 4: handle 3. */
+TEST_F(fdp_host, cgroup_stream)
+{
+	int dtype1[MAX_IDS] = { 0 }, dtype2[MAX_IDS] = { 0 }, s, n = 0;
+	struct stats target, backing;
+
+	ASSERT_EQ(0, cg_setup());
+	ASSERT_EQ(0, cg_make("fdp_host", 4));
+	ASSERT_EQ(0, write_attr(self->h.ns, "stream_stats", "0"));
+	ASSERT_EQ(0, write_attr(self->h.nullb, "stream_stats", "0"));
+	ASSERT_EQ(0, write_attr(TRACING, "buffer_size_kb", "1024"));
+	ASSERT_EQ(0, trace_clear());
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "1"));
+	EXPECT_EQ(0, cg_run("fdp_host", write_direct, self->h.dev));
+	ASSERT_EQ(0, write_attr(SETUP_CMD, "enable", "0"));
+	EXPECT_EQ(0, cg_remove("fdp_host"));
+
+	ASSERT_EQ(0, read_stats(self->h.ns, &target));
+	ASSERT_EQ(0, read_stats(self->h.nullb, &backing));
+	EXPECT_EQ(16, target.sectors[4]);
+	EXPECT_EQ(16, backing.sectors[4]);
+	EXPECT_EQ(-1, only(&target, (const int []){ 4, -1 }));
+	ASSERT_EQ(0, wire_directives(dtype1, dtype2));
+	for (s = 0; s < MAX_IDS; s++)
+		n += dtype1[s] + dtype2[s];
+	EXPECT_EQ(1, dtype2[3]);
+	EXPECT_EQ(1, n);
+	EXPECT_EQ(0, check_at(self->h.dev, 1 << 20, 8192, 4));
 }
 
 /*
