@@ -104,7 +104,8 @@ static bool inode_is_data(struct inode *inode)
 
 	if (!inode || S_ISREG(inode->i_mode))
 		return true;
-	if (!S_ISBLK(inode->i_mode))
+	/* The block device's own inode, not a device node's. */
+	if (!sb_is_blkdev_sb(inode->i_sb))
 		return false;
 	bdev = I_BDEV(inode);
 	return !READ_ONCE(bdev->bd_holder) &&

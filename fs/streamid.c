@@ -26,6 +26,7 @@
 #include <linux/fsnotify.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
+#include <linux/security.h>
 #include <linux/xattr.h>
 
 /* The ID as the attribute keeps it: 1 to 255 in decimal, without NUL. */
@@ -43,9 +44,17 @@ static u8 streamid_parse(const void *value, size_t size)
 	return id;
 }
 
-static void inode_cache_dir_streamid(struct inode *inode, u8 id)
+/*
+ * Keep @id in @inode: what the attribute now holds (@known) or what it held
+ * when it was read, which must not replace what a setxattr() that raced with
+ * the read stored.
+ */
+static void inode_cache_dir_streamid(struct inode *inode, u8 id, bool known)
 {
-	WRITE_ONCE(inode->i_dir_streamid, I_DIR_STREAMID_KNOWN | id);
+	spin_lock(&inode->i_lock);
+	if (known || !(inode->i_dir_streamid & I_DIR_STREAMID_KNOWN))
+		WRITE_ONCE(inode->i_dir_streamid, I_DIR_STREAMID_KNOWN | id);
+	spin_unlock(&inode->i_lock);
 }
 
 /* Whether the file system writes to block devices, itself or below. */
@@ -74,15 +83,19 @@ u8 dentry_load_dir_streamid(struct dentry *dentry)
 		return v & 0xff;
 	if (!sb_has_dir_streamid(inode->i_sb) ||
 	    !(inode->i_opflags & IOP_XATTR)) {
-		inode_cache_dir_streamid(inode, 0);
+		inode_cache_dir_streamid(inode, 0, false);
 		return 0;
 	}
 	n = __vfs_getxattr(dentry, inode, XATTR_NAME_STREAMID, buf,
 			   sizeof(buf));
-	/* Not yet known after an error the next open may not meet. */
-	if (n < 0 && n != -ENODATA && n != -EOPNOTSUPP)
+	/*
+	 * Not yet known after an error the next open may not meet; a value
+	 * too long for an ID is none.
+	 */
+	if (n < 0 && n != -ENODATA && n != -EOPNOTSUPP && n != -ERANGE)
 		return 0;
-	inode_cache_dir_streamid(inode, n > 0 ? streamid_parse(buf, n) : 0);
+	inode_cache_dir_streamid(inode, n > 0 ? streamid_parse(buf, n) : 0,
+				 false);
 	return READ_ONCE(inode->i_dir_streamid) & 0xff;
 }
 
@@ -93,8 +106,10 @@ u8 dentry_load_dir_streamid(struct dentry *dentry)
 void inode_xattr_streamid_changed(struct inode *inode, const char *name,
 				  const void *value, size_t size)
 {
-	if (!strcmp(name, XATTR_NAME_STREAMID))
-		inode_cache_dir_streamid(inode, streamid_parse(value, size));
+	if (sb_has_dir_streamid(inode->i_sb) &&
+	    !strcmp(name, XATTR_NAME_STREAMID))
+		inode_cache_dir_streamid(inode, streamid_parse(value, size),
+					 true);
 }
 
 /**
@@ -115,24 +130,38 @@ int dir_set_streamid(struct file *file, u8 id)
 	char buf[4];
 	int ret;
 
+	struct mnt_idmap *idmap = file_mnt_idmap(file);
+	size_t len = snprintf(buf, sizeof(buf), "%u", id);
+
 	if (!sb_has_dir_streamid(inode->i_sb))
 		return -EOPNOTSUPP;
 	ret = mnt_want_write_file(file);
 	if (ret)
 		return ret;
 	inode_lock(inode);
-	if (id) {
-		ret = __vfs_setxattr_noperm(file_mnt_idmap(file), dentry,
-					    XATTR_NAME_STREAMID, buf,
-					    snprintf(buf, sizeof(buf), "%u", id),
-					    0);
+	/* As setxattr() and removexattr() would, but for CAP_SYS_ADMIN. */
+	if (IS_IMMUTABLE(inode) || IS_APPEND(inode)) {
+		ret = -EPERM;
+	} else if (id) {
+		ret = security_inode_setxattr(idmap, dentry,
+					      XATTR_NAME_STREAMID, buf, len, 0);
+		if (!ret)
+			ret = __vfs_setxattr_noperm(idmap, dentry,
+						    XATTR_NAME_STREAMID, buf,
+						    len, 0);
 	} else {
-		ret = __vfs_removexattr(file_mnt_idmap(file), dentry,
-					XATTR_NAME_STREAMID);
-		if (ret == -ENODATA)
+		ret = security_inode_removexattr(idmap, dentry,
+						 XATTR_NAME_STREAMID);
+		if (!ret)
+			ret = __vfs_removexattr(idmap, dentry,
+						XATTR_NAME_STREAMID);
+		if (ret == -ENODATA) {
 			ret = 0;
-		else if (!ret)
+		} else if (!ret) {
 			fsnotify_xattr(dentry);
+			security_inode_post_removexattr(dentry,
+							XATTR_NAME_STREAMID);
+		}
 	}
 	inode_unlock(inode);
 	mnt_drop_write_file(file);
@@ -142,12 +171,15 @@ int dir_set_streamid(struct file *file, u8 id)
 /**
  * inherit_dir_streamid - give a new file the stream ID of its directory
  * @idmap: idmap of the mount the file is created on
- * @dir: the directory, locked
+ * @dir: the directory
  * @dentry: the new file or directory
  *
- * Called when a regular file or a directory has been created in @dir.  A
- * failure to set the attribute leaves the new file without an ID: a file
- * is never refused because of its stream.
+ * Called when a regular file or a directory has been created in @dir, before
+ * anyone is told of it.  A failure to set the attribute leaves the new file
+ * without an ID: a file is never refused because of its stream.  On a
+ * stacked file system (overlayfs) the file underneath may have the ID
+ * already, from its own directory; only a file that does not, created
+ * elsewhere and moved into place, gets it here.
  */
 void inherit_dir_streamid(struct mnt_idmap *idmap, struct inode *dir,
 			  struct dentry *dentry)
@@ -157,10 +189,14 @@ void inherit_dir_streamid(struct mnt_idmap *idmap, struct inode *dir,
 	u8 id;
 
 	if (!inode || (!S_ISREG(inode->i_mode) && !S_ISDIR(inode->i_mode)) ||
-	    !(dir->i_sb->s_type->fs_flags & FS_REQUIRES_DEV))
+	    !sb_has_dir_streamid(dir->i_sb))
 		return;
 	id = dentry_load_dir_streamid(dentry->d_parent);
-	if (!id)
+	/* A new file has no attribute of its own yet. */
+	if (!id && !dir->i_sb->s_stack_depth)
+		inode_cache_dir_streamid(inode, 0, false);
+	if (!id || (dir->i_sb->s_stack_depth &&
+		    dentry_load_dir_streamid(dentry) == id))
 		return;
 	inode_lock_nested(inode, I_MUTEX_CHILD);
 	__vfs_setxattr_noperm(idmap, dentry, XATTR_NAME_STREAMID, buf,

@@ -7,7 +7,9 @@
  * remount; files that existed before do not, nor do those created after
  * the ID changed, which take the new one; the file's own ID and the stream
  * of one write come first, a cgroup's stream after.  Only the owner sets
- * it; tmpfs refuses it; through overlayfs it reaches the upper directory.
+ * it, and not on an immutable directory; tmpfs refuses it; through
+ * overlayfs it reaches the upper directory, and the files created there,
+ * also over the whiteout of a lower file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -221,7 +223,7 @@ TEST_F(dir, inherit)
 
 static int write_in_cgroup(void *path)
 {
-	return write_file(path, 1, 4, true, 0, 0);
+	return write_file(path, 1, strstr(path, "/d/") ? 5 : 4, true, 0, 0);
 }
 
 /*
@@ -240,6 +242,7 @@ TEST_F(dir, order)
 	EXPECT_EQ(0, write_file(MNT "/d/uring", 1, 2, true, 6, 2));
 	EXPECT_EQ(0, write_file(MNT "/d/file", 1, 6, true, 6, 0));
 	EXPECT_EQ(0, write_file(MNT "/d/dir", 1, 5, true, 0, 0));
+	EXPECT_EQ(0, cg_run("dir_test", write_in_cgroup, MNT "/d/cgroup"));
 	EXPECT_EQ(0, cg_run("dir_test", write_in_cgroup, MNT "/cgroup"));
 	EXPECT_EQ(0, cg_remove("dir_test"));
 	ASSERT_EQ(0, read_stats(self->dir, &st));
@@ -255,12 +258,15 @@ TEST_F(dir, order)
 		EXPECT_EQ(0, st.sectors[2]);
 		EXPECT_EQ(2 * MIB_SECTORS, st.sectors[6]);
 	}
-	EXPECT_EQ(MIB_SECTORS, st.sectors[5]);
+	EXPECT_EQ(2 * MIB_SECTORS, st.sectors[5]);
 	EXPECT_EQ(MIB_SECTORS, st.sectors[4]);
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, 2, 4, 5, 6, -1 }));
 }
 
-/* Only the owner or CAP_FOWNER; 0 to 255; a read-only mount refuses. */
+/*
+ * Only the owner or CAP_FOWNER; 0 to 255; an immutable directory and a
+ * read-only mount refuse.
+ */
 TEST_F(dir, errors)
 {
 	int status;
@@ -280,6 +286,9 @@ TEST_F(dir, errors)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	EXPECT_EQ(0, dir_get(MNT "/d"));
+	ASSERT_EQ(0, run("%s", "chattr +i " MNT "/d"));
+	EXPECT_EQ(EPERM, dir_set(MNT "/d", 3));
+	ASSERT_EQ(0, run("%s", "chattr -i " MNT "/d"));
 	ASSERT_EQ(0, mount(NULL, MNT, NULL, MS_REMOUNT | MS_RDONLY, NULL));
 	EXPECT_EQ(EROFS, dir_set(MNT "/d", 3));
 	ASSERT_EQ(0, mount(NULL, MNT, NULL, MS_REMOUNT, NULL));
@@ -315,6 +324,7 @@ TEST_F(ovl, upper_dir)
 
 	ASSERT_EQ(0, mkdir(MNT "/lower", 0755));
 	ASSERT_EQ(0, mkdir(MNT "/lower/d", 0755));
+	ASSERT_EQ(0, write_file(MNT "/lower/d/w", 1, 1, false, 0, 0));
 	ASSERT_EQ(0, mkdir(MNT "/upper", 0755));
 	ASSERT_EQ(0, mkdir(MNT "/work", 0755));
 	ASSERT_EQ(0, mkdir(MNT "/ovl", 0755));
@@ -327,13 +337,17 @@ TEST_F(ovl, upper_dir)
 	ASSERT_EQ(0, write_attr(self->dir, "stream_stats", "0"));
 	EXPECT_EQ(0, write_file(MNT "/ovl/d/f", 2, 3, false, 0, 0));
 	EXPECT_EQ(0, write_file(MNT "/ovl/d/g", 1, 3, true, 0, 0));
+	/* Made anew over the whiteout of a lower file, then moved in place. */
+	ASSERT_EQ(0, unlink(MNT "/ovl/d/w"));
+	EXPECT_EQ(0, write_file(MNT "/ovl/d/w", 1, 3, false, 0, 0));
 	EXPECT_EQ(0, umount(MNT "/ovl"));
 	sync();
 	ASSERT_EQ(0, read_stats(self->dir, &st));
-	EXPECT_EQ(3 * MIB_SECTORS, st.sectors[3]);
+	EXPECT_EQ(4 * MIB_SECTORS, st.sectors[3]);
 	EXPECT_EQ(-1, only(&st, (const int []){ 0, 3, -1 }));
 	EXPECT_EQ(0, check_file(MNT "/upper/d/f", 2, 3));
 	EXPECT_EQ(0, check_file(MNT "/upper/d/g", 1, 3));
+	EXPECT_EQ(0, check_file(MNT "/upper/d/w", 1, 3));
 }
 
 /* tmpfs writes to no device: it refuses the ID of a directory. */
