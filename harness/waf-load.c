@@ -24,12 +24,13 @@
  *   and journal as the file system writes them.
  * tenants: two programs that place nothing themselves, each in a cgroup
  *   of its own (the cgroup v2 directories CGROUP1 and CGROUP2), which the
- *   caller may give an io.stream: a cache, random 4 KiB O_DIRECT
- *   overwrites of a file of 5 % of the file system, written once first;
- *   and an archive, files of 8 MiB written in 256 KiB buffered writes
- *   and synced, each kept until the live data would exceed 85 % of the file system,
- *   then deleted, oldest first.  They write at the same rate, each half
- *   of the bytes.
+ *   caller may give an io.stream: a cache, random 4 KiB overwrites of a
+ *   file of 5 % of the file system, written once first; and an archive,
+ *   files of 8 MiB written in 128 KiB writes, each kept until the live
+ *   data would exceed 85 % of the file system, then deleted, oldest
+ *   first.  Both write O_DIRECT, as virtual machines do to their disk
+ *   images (cache=none), at the same rate (neither more than 64 KiB
+ *   ahead), each half of the bytes.
  * DEVICE_WRITES: how much to write, in multiples of the device (the file
  * system) size.
  */
@@ -286,12 +287,13 @@ static void tenant_enter(const char *cgroup)
 		die("enter %s", cgroup);
 }
 
-/* Tenant @me has written @len more; wait while it is 1 MiB ahead. */
+/* Tenant @me has written @len more; wait while it is 64 KiB ahead. */
 static void tenant_wrote(int me, uint64_t len)
 {
 	__atomic_add_fetch(&tenant_bytes[me], len, __ATOMIC_RELAXED);
 	while (__atomic_load_n(&tenant_bytes[me], __ATOMIC_RELAXED) >
-	       __atomic_load_n(&tenant_bytes[!me], __ATOMIC_RELAXED) + MIB &&
+	       __atomic_load_n(&tenant_bytes[!me], __ATOMIC_RELAXED) +
+	       64 * KIB &&
 	       !__atomic_load_n(&tenant_bytes[2 + !me], __ATOMIC_RELAXED))
 		sched_yield();
 }
@@ -319,7 +321,7 @@ static void tenant_cache(uint64_t total, uint64_t end)
 
 static void tenant_archive(uint64_t total, uint64_t end)
 {
-	const uint64_t file = 8 * MIB, len = 256 * KIB;
+	const uint64_t file = 8 * MIB, len = 128 * KIB;
 	uint64_t keep = (total * 80 / 100) / file, written = 0, off;
 	unsigned int first = 0, next = 0;
 	char name[32];
@@ -332,7 +334,7 @@ static void tenant_archive(uint64_t total, uint64_t end)
 				die("unlink %s", name);
 		}
 		snprintf(name, sizeof(name), "archive-%06u", next++);
-		fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
 		if (fd < 0)
 			die("open %s", name);
 		for (off = 0; off < file; off += len) {
