@@ -38,12 +38,11 @@ struct stream_blkcg {
 	u8 stream;
 };
 
+/* Every blkcg has the policy's data once the policy is registered. */
 static struct stream_blkcg *css_to_stream(struct cgroup_subsys_state *css)
 {
-	struct blkcg_policy_data *cpd;
-
-	cpd = blkcg_to_cpd(css_to_blkcg(css), &stream_policy);
-	return cpd ? container_of(cpd, struct stream_blkcg, cpd) : NULL;
+	return container_of(blkcg_to_cpd(css_to_blkcg(css), &stream_policy),
+			    struct stream_blkcg, cpd);
 }
 
 static int stream_show(struct seq_file *sf, void *v)
@@ -126,15 +125,13 @@ static bool inode_is_data(struct inode *inode)
  */
 u8 __blkcg_data_stream(struct cgroup_subsys_state *css, struct inode *inode)
 {
-	struct stream_blkcg *s;
 	u8 stream;
 
 	if (!inode_is_data(inode))
 		return 0;
 	/* A cgroup pins its parents, and the caller pins @css. */
 	for (; css; css = css->parent) {
-		s = css_to_stream(css);
-		stream = s ? READ_ONCE(s->stream) : 0;
+		stream = READ_ONCE(css_to_stream(css)->stream);
 		if (stream)
 			return stream;
 	}

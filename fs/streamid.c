@@ -127,11 +127,10 @@ int dir_set_streamid(struct file *file, u8 id)
 {
 	struct dentry *dentry = file->f_path.dentry;
 	struct inode *inode = d_inode(dentry);
-	char buf[4];
-	int ret;
-
 	struct mnt_idmap *idmap = file_mnt_idmap(file);
+	char buf[4];
 	size_t len = snprintf(buf, sizeof(buf), "%u", id);
+	int ret;
 
 	if (!sb_has_dir_streamid(inode->i_sb))
 		return -EOPNOTSUPP;
