@@ -11,12 +11,16 @@
 # harmless.  And what close() costs with CLOSE_LOAD, of a file on ext4
 # with 64 MiB dirty: "close0" (no ID), "close1" (ID 1); for these the
 # last two figures are the guest ns of the close and the sectors the
-# disk wrote during it.
+# disk wrote during it.  And what opening a file for writing costs when
+# its inode is not cached, with OPEN_LOAD, 2000 files on ext4: "open0" on
+# the device without streams, "open1" on one with streams, the files given
+# ID 1 by their directory; the last two figures are the guest ns of an
+# open() and close() and the sectors read during all of them.
 # Usage: bench-guest.sh KERNEL RUNS WRITES SETSTREAM_SO MERGE_LOAD
-#        CLOSE_LOAD CASE...
+#        CLOSE_LOAD OPEN_LOAD CASE...
 set -euo pipefail
-kernel=$1 runs=$2 writes=$3 so=$4 merge=$5 closer=$6
-shift 6
+kernel=$1 runs=$2 writes=$3 so=$4 merge=$5 closer=$6 opener=$7
+shift 7
 
 nullb=/sys/kernel/config/nullb/bench
 mkdir "$nullb"
@@ -64,8 +68,9 @@ if [[ " $* " == *" set "* ]]; then
 	echo 0 > "$proof/power"
 	rmdir "$proof"
 fi
-# ext4 on a memory-backed null_blk without streams, for the close cases.
-if [[ " $* " == *" close"* ]]; then
+# ext4 on a memory-backed null_blk without streams, for the close and
+# open cases.
+if [[ " $* " == *" close"* || " $* " == *" open"* ]]; then
 	closefs=/sys/kernel/config/nullb/closefs
 	mkdir "$closefs"
 	echo 256 > "$closefs/size"
@@ -74,6 +79,28 @@ if [[ " $* " == *" close"* ]]; then
 	mkfs.ext4 -q -F /dev/closefs
 	mkdir -p /tmp/closefs
 	mount /dev/closefs /tmp/closefs
+	mkdir /tmp/closefs/open
+fi
+# The same on a device with streams, where the series reads the ID the
+# files got from their directory when they are opened.
+if [[ " $* " == *" open1 "* ]]; then
+	openfs=/sys/kernel/config/nullb/openfs
+	mkdir "$openfs"
+	echo 256 > "$openfs/size"
+	echo 1 > "$openfs/memory_backed"
+	echo 4 > "$openfs/streams"
+	echo 1 > "$openfs/power"
+	mkfs.ext4 -q -F /dev/openfs
+	mkdir -p /tmp/openfs
+	mount /dev/openfs /tmp/openfs
+	mkdir /tmp/openfs/open
+	python3 -c 'import os; fd = os.open("/tmp/openfs/open", os.O_RDONLY)
+os.posix_fadvise(fd, 1, 0, 8)'
+	"$opener" /tmp/openfs/open 2000 openfs > /dev/null
+	[ "$(python3 -c 'import os
+print(os.getxattr("/tmp/openfs/open/1999", "trusted.streamid").decode())')" \
+		= 1 ] ||
+		{ echo "open1: the files have no ID" >&2; exit 1; }
 fi
 for run in $(seq "$runs"); do
 	for c in "$@"; do
@@ -81,6 +108,14 @@ for run in $(seq "$runs"); do
 		close[01])
 			echo "result $kernel $c $run $("$closer" /tmp/closefs/f \
 				64 "${c#close}" closefs)"
+			continue ;;
+		open0)
+			echo "result $kernel $c $run $("$opener" \
+				/tmp/closefs/open 2000 closefs)"
+			continue ;;
+		open1)
+			echo "result $kernel $c $run $("$opener" \
+				/tmp/openfs/open 2000 openfs)"
 			continue ;;
 		esac
 		r0=$(requests)
@@ -103,4 +138,9 @@ if [ -n "${closefs:-}" ]; then
 	umount /tmp/closefs
 	echo 0 > "$closefs/power"
 	rmdir "$closefs"
+fi
+if [ -n "${openfs:-}" ]; then
+	umount /tmp/openfs
+	echo 0 > "$openfs/power"
+	rmdir "$openfs"
 fi

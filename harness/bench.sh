@@ -15,9 +15,12 @@
 # alternating between two IDs (harness/merge-load.c), in instructions
 # and in requests per write.  And close() of a file with 64 MiB dirty,
 # with an ID and without (harness/close-load.c): its guest time and the
-# sectors written during it.  And 4 KiB writes with a stream ID through
-# the NVMe target over loop, to a namespace with Streams and to one with
-# FDP, each against a plain namespace in the same guest
+# sectors written during it.  And open() for writing of files whose
+# inodes are not cached (harness/open-load.c), on a device without
+# streams and, patched only, on one with streams where the files have an
+# ID from their directory, which is read at open.  And 4 KiB writes with a
+# stream ID through the NVMe target over loop, to a namespace with Streams
+# and to one with FDP, each against a plain namespace in the same guest
 # (harness/nvmet-bench.sh, patched kernel only).
 #
 # Also the sizes of the structs the series touches, base and patched,
@@ -61,6 +64,7 @@ gcc -shared -fPIC -O2 -Wall -o "$WORK/setstream.so" \
 	"$TOP/harness/setstream.c" -ldl
 gcc -O2 -Wall -o "$WORK/merge-load" "$TOP/harness/merge-load.c"
 gcc -O2 -Wall -o "$WORK/close-load" "$TOP/harness/close-load.c"
+gcc -O2 -Wall -o "$WORK/open-load" "$TOP/harness/open-load.c"
 
 results=$OUT/bench-results
 : > "$results"
@@ -69,13 +73,13 @@ vm_bench()
 	"$TOP/$SELFTESTS/vm.sh" -t 1800 -c 1 -q -icount -q shift=0,sleep=off \
 		"$1" -- "$TOP/harness/bench-guest.sh" "$2" "$runs" "$writes" \
 		"$WORK/setstream.so" "$WORK/merge-load" "$WORK/close-load" \
-		"${@:3}" | tee -a "$results" | grep '^result'
+		"$WORK/open-load" "${@:3}" | tee -a "$results" | grep '^result'
 }
 echo "== $writes writes per run, $runs runs per boot, $rounds boots per kernel"
 for r in $(seq "$rounds"); do
-	vm_bench "$OUT/bzImage-base" base unset merge0 close0
+	vm_bench "$OUT/bzImage-base" base unset merge0 close0 open0
 	vm_bench "$OUT/bzImage" patched unset set merge0 merge1 merge2 \
-		close0 close1
+		close0 close1 open0 open1
 	"$TOP/$SELFTESTS/vm.sh" -t 1800 -c 1 -q -icount -q shift=0,sleep=off \
 		"$OUT/bzImage" -- "$TOP/harness/nvmet-bench.sh" patched "$runs" \
 		"$writes" "$WORK/setstream.so" | tee -a "$results" |
@@ -123,6 +127,11 @@ print("== close() of a file on ext4 with 64 MiB dirty, device without"
 show(("base", "close0"), (("base", "close0", "no ID"),
                           ("patched", "close0", "no ID"),
                           ("patched", "close1", "ID 1")))
+print("== open() and close() of a file whose inode is not cached, on ext4;"
+      " last column: sectors read during 2000 of them")
+show(("base", "open0"), (("base", "open0", "no streams"),
+                         ("patched", "open0", "no streams"),
+                         ("patched", "open1", "streams, ID 1")))
 print("== writes with stream ID 1 through the NVMe target over loop;"
       " ratio against the plain namespace")
 show(("patched", "nvmet-plain"), (("patched", "nvmet-plain", "plain ns"),
