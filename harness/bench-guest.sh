@@ -68,32 +68,32 @@ if [[ " $* " == *" set "* ]]; then
 	echo 0 > "$proof/power"
 	rmdir "$proof"
 fi
-# ext4 on a memory-backed null_blk without streams, for the close and
-# open cases.
+# ext4fs NAME STREAMS: ext4 on a memory-backed null_blk /dev/NAME with
+# STREAMS streams, mounted on /tmp/NAME, with an empty directory "open".
+ext4fs()
+{
+	local d=/sys/kernel/config/nullb/$1
+
+	mkdir "$d"
+	echo 256 > "$d/size"
+	echo 1 > "$d/memory_backed"
+	[ "$2" = 0 ] || echo "$2" > "$d/streams"	# the base has no such file
+	echo 1 > "$d/power"
+	mkfs.ext4 -q -F "/dev/$1"
+	mkdir -p "/tmp/$1"
+	mount "/dev/$1" "/tmp/$1"
+	mkdir "/tmp/$1/open"
+	fss+=("$1")
+}
+fss=()
+# Without streams for the close and open cases.
 if [[ " $* " == *" close"* || " $* " == *" open"* ]]; then
-	closefs=/sys/kernel/config/nullb/closefs
-	mkdir "$closefs"
-	echo 256 > "$closefs/size"
-	echo 1 > "$closefs/memory_backed"
-	echo 1 > "$closefs/power"
-	mkfs.ext4 -q -F /dev/closefs
-	mkdir -p /tmp/closefs
-	mount /dev/closefs /tmp/closefs
-	mkdir /tmp/closefs/open
+	ext4fs closefs 0
 fi
-# The same on a device with streams, where the series reads the ID the
-# files got from their directory when they are opened.
+# With streams, where the series reads the ID the files got from their
+# directory when they are opened.
 if [[ " $* " == *" open1 "* ]]; then
-	openfs=/sys/kernel/config/nullb/openfs
-	mkdir "$openfs"
-	echo 256 > "$openfs/size"
-	echo 1 > "$openfs/memory_backed"
-	echo 4 > "$openfs/streams"
-	echo 1 > "$openfs/power"
-	mkfs.ext4 -q -F /dev/openfs
-	mkdir -p /tmp/openfs
-	mount /dev/openfs /tmp/openfs
-	mkdir /tmp/openfs/open
+	ext4fs openfs 4
 	python3 -c 'import os; fd = os.open("/tmp/openfs/open", os.O_RDONLY)
 os.posix_fadvise(fd, 1, 0, 8)'
 	"$opener" /tmp/openfs/open 2000 openfs > /dev/null
@@ -134,13 +134,8 @@ for run in $(seq "$runs"); do
 done
 echo 0 > "$nullb/power"
 rmdir "$nullb"
-if [ -n "${closefs:-}" ]; then
-	umount /tmp/closefs
-	echo 0 > "$closefs/power"
-	rmdir "$closefs"
-fi
-if [ -n "${openfs:-}" ]; then
-	umount /tmp/openfs
-	echo 0 > "$openfs/power"
-	rmdir "$openfs"
-fi
+for fs in "${fss[@]}"; do
+	umount "/tmp/$fs"
+	echo 0 > "/sys/kernel/config/nullb/$fs/power"
+	rmdir "/sys/kernel/config/nullb/$fs"
+done
