@@ -19,12 +19,9 @@
  * once when the file is first opened for writing.  Only file systems on
  * block devices read it, and those stacked on them (overlayfs, which pass
  * it on to and from the file underneath), so that network file systems
- * pay no round trip at open; and a file system whose one device keeps no
- * streams apart does not read it at open either, as none of its writes
- * could carry it.
+ * pay no round trip at open.
  */
 
-#include <linux/blkdev.h>
 #include <linux/fs.h>
 #include <linux/fsnotify.h>
 #include <linux/mount.h>
@@ -100,20 +97,6 @@ u8 dentry_load_dir_streamid(struct dentry *dentry)
 	inode_cache_dir_streamid(inode, n > 0 ? streamid_parse(buf, n) : 0,
 				 false);
 	return READ_ONCE(inode->i_dir_streamid) & 0xff;
-}
-
-/*
- * Called by file_load_dir_streamid().  The next open reads the ID if this
- * one did not, should the device have gained streams by then.
- */
-void __file_load_dir_streamid(struct file *file)
-{
-	struct block_device *bdev = file_inode(file)->i_sb->s_bdev;
-
-	/* The disk's streams: a partition's writes take them too. */
-	if (bdev && !bdev_get_queue(bdev)->limits.max_write_streams)
-		return;
-	dentry_load_dir_streamid(file->f_path.dentry);
 }
 
 /*
