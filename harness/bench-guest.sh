@@ -79,7 +79,7 @@ ext4fs()
 	echo 1 > "$d/memory_backed"
 	[ "$2" = 0 ] || echo "$2" > "$d/streams"	# the base has no such file
 	echo 1 > "$d/power"
-	mkfs.ext4 -q -F "/dev/$1"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "/dev/$1"
 	mkdir -p "/tmp/$1"
 	mount "/dev/$1" "/tmp/$1"
 	mkdir "/tmp/$1/open"
