@@ -59,7 +59,7 @@ if ! cmp -s "$frag" "$OBJ/.config.fragment"; then
 		case $line in CONFIG_*=*) ;; *) continue ;; esac
 		sym=${line%%=*}
 		grep -qxF "$line" "$OBJ/.config" ||
-			! git -C "$TREE" grep -qx "config ${sym#CONFIG_}" \
+			! git -C "$TREE" grep -qE "^(menu)?config ${sym#CONFIG_}\$" \
 				-- '*Kconfig*' ||
 			die "config fragment: '$line' not set in .config" \
 				"(dependency missing?)"
