@@ -31,7 +31,8 @@ bench:
 check-steps:
 	@$(H)/check.sh --steps
 
-# make waf: write amplification without and with stream IDs (not a test).
+# make waf [WORKLOAD="rocksdb-ext4 ..."]: write amplification without and
+# with stream IDs, of all workloads or those named (not a test).
 waf:
 	$(H)/waf.sh
 

@@ -10,7 +10,10 @@
 # differ from what the disk itself counted, fails.
 #
 # The tenants workload places its data only by the io.stream of its two
-# cgroups, which "streams" and "fdp" set and "none" does not.
+# cgroups, which "streams" and "fdp" set and "none" does not.  The rocksdb
+# workloads fill the file system first and then run at steady state,
+# mounted without online discard and trimmed by fstrim now and then, as
+# distributions run them, or with discard (rocksdb-*-discard).
 #
 # Usage: waf-guest.sh OUTDIR BINDIR MIB DEVICE_WRITES MODES WORKLOAD...
 # BINDIR holds waf-load and hint2stream.so; MODES is some of
@@ -172,30 +175,89 @@ trace_matches_disk()
 	fi
 }
 
-# RocksDB's db_bench, unchanged: fillrandom, then overwrite at steady
-# state, a database of half the disk in levels of its own; with streams,
-# its lifetime hints become stream IDs through hint2stream.so.
-rocksdb()
+# Sectors the disk has written.
+written()
 {
-	local num=$((mib * 1200)) preload=
+	awk '{ print $7 }' /sys/block/waf/stat
+}
 
-	[ "$1" = -s ] && preload=$bin/hint2stream.so
+# RocksDB's db_bench, unchanged, at steady state: fillrandom to about 80 %
+# of the file system (70 % live data, the rest the LSM's obsolete and
+# in-flight files), then overwrite, 100,000 random keys per run of
+# db_bench, until the disk has been written 4 times more; with streams,
+# its lifetime hints become stream IDs through hint2stream.so.  Levels of
+# 8 MiB files from 32 MiB, and compactions of at most 4 files: the file
+# sizes of production scaled to the disk, so that a compaction takes as
+# small a share of the free space as it does on a disk of terabytes.
+# Writes OUTDIR/WORKLOAD-MODE.skip, the device writes at the end of the
+# fill plus one (where the steady state begins), and .tput, the
+# overwrite's keys per second.
+rocksdb()	# rocksdb WORKLOAD -s|""
+{
+	local num=$((mib * 1700)) preload= opts end ops=0 t0 t1 b
+
+	[ "$2" = -s ] && preload=$bin/hint2stream.so
+	opts="--db=$mnt/db --num=$num --key_size=16 --value_size=400
+		--compression_type=none --write_buffer_size=$((8 << 20))
+		--target_file_size_base=$((8 << 20))
+		--max_bytes_for_level_base=$((32 << 20))
+		--max_compaction_bytes=$((32 << 20))
+		--max_background_jobs=2 --threads=1 --statistics=0
+		--histogram=0"
+	# shellcheck disable=SC2086
 	env ${preload:+LD_PRELOAD=$preload HINT2STREAM_LOG=/tmp/hints} \
-		db_bench --db=$mnt/db --benchmarks=fillrandom,overwrite \
-		--num=$num --writes=$((num * writes / 4)) --key_size=16 \
-		--value_size=400 --compression_type=none \
-		--write_buffer_size=$((8 << 20)) \
-		--target_file_size_base=$((8 << 20)) \
-		--max_bytes_for_level_base=$((32 << 20)) \
-		--max_background_jobs=2 --threads=1 --seed=1 \
-		--statistics=0 --histogram=0 > /tmp/db_bench.log 2>&1 ||
+		db_bench $opts --benchmarks=fillrandom --seed=1 \
+		> /tmp/db_bench.log 2>&1 ||
 		{ tail /tmp/db_bench.log >&2; return 1; }
-	grep -E '^(fillrandom|overwrite) ' /tmp/db_bench.log >&2
+	grep '^fillrandom ' /tmp/db_bench.log >&2
+	awk -v s="$(written)" -v d=$((mib * 2048)) \
+		'BEGIN { printf "%.3f\n", s / d + 1 }' > "$out/$1-$mode.skip"
+	end=$(($(written) + 4 * mib * 2048))
+	t0=$(date +%s.%N)
+	for ((b = 2; $(written) < end; b++)); do
+		# shellcheck disable=SC2086
+		env ${preload:+LD_PRELOAD=$preload HINT2STREAM_LOG=/tmp/hints} \
+			db_bench $opts --benchmarks=overwrite --use_existing_db=1 \
+			--writes=100000 --seed=$b > /tmp/db_bench.log 2>&1 ||
+			{ tail /tmp/db_bench.log >&2; return 1; }
+		ops=$((ops + 100000))
+	done
+	t1=$(date +%s.%N)
+	awk -v n=$ops -v t0="$t0" -v t1="$t1" \
+		'BEGIN { printf "%.0f\n", n / (t1 - t0) }' > "$out/$1-$mode.tput"
+	echo "waf-guest: overwrite: $ops keys, $(cat "$out/$1-$mode.tput")" \
+		"keys/s" >&2
 	if [ -n "$preload" ]; then
 		echo "waf-guest: hints: $(awk '{ n[$2 "->" $3]++ }
 			END { for (h in n) printf "%s x%d ", h, n[h] }' /tmp/hints)" >&2
 		rm /tmp/hints
 	fi
+}
+
+# Without online discard, fstrim runs as fstrim.timer would: here, each
+# time the disk has been written once more (the timer's week is one to
+# several device writes on a disk written 0.15 to 1 times a day: trimming
+# this often favours the run without streams).  Also notes the fullest
+# the file system was, in OUTDIR/WORKLOAD-MODE.full (percent).
+trim_start()	# trim_start WORKLOAD
+{
+	(
+		next=$(($(written) + mib * 2048)) full=0
+		while sleep 2; do
+			u=$(df --output=pcent $mnt | tail -n 1 | tr -dc 0-9)
+			[ "$u" -le "$full" ] || { full=$u; echo "$u" > "$out/$1-$mode.full"; }
+			[ "$(written)" -ge "$next" ] || continue
+			fstrim $mnt
+			next=$(($(written) + mib * 2048))
+		done
+	) &
+	trimmer=$!
+}
+
+trim_stop()
+{
+	kill "$trimmer"
+	wait "$trimmer" 2>/dev/null || true
 }
 
 # Two cgroups for the tenants workload, with io.stream 1 and 2 when the
@@ -222,7 +284,9 @@ tenants_down()
 	rmdir $cg/waf1 $cg/waf2
 }
 
-fs_up()	# fs_up ext4|xfs: a new file system on the disk, mounted with discard
+# fs_up ext4|xfs [nodiscard]: a new file system on the disk, mounted with
+# online discard unless told not to
+fs_up()
 {
 	case $1 in
 	ext4) mkfs.ext4 -q -F -E nodiscard "$dev" ;;
@@ -230,7 +294,14 @@ fs_up()	# fs_up ext4|xfs: a new file system on the disk, mounted with discard
 	*) echo "waf-guest: no file system $1" >&2; return 1 ;;
 	esac
 	mkdir -p $mnt
-	mount -o discard "$dev" $mnt
+	mount -o "${2:-discard}" "$dev" $mnt
+}
+
+fs_of()	# fs_of WORKLOAD: its file system, the word after the first "-"
+{
+	local f=${1#*-}
+
+	echo "${f%%-*}"
 }
 
 run()	# run WORKLOAD none|streams|fdp
@@ -243,13 +314,19 @@ run()	# run WORKLOAD none|streams|fdp
 	[ "$mode" != fdp ] || fdp_up
 	trace_start
 	case $w in
-	writers-*|dbfile-*|rocksdb-*)
+	writers-*|dbfile-*)
 		fs_up "${w#*-}"
-		if [ "${w%-*}" = rocksdb ]; then
-			rocksdb "$s"
-		else
-			"$load" $s "${w%-*}" $mnt "$writes"
-		fi
+		"$load" $s "${w%-*}" $mnt "$writes"
+		umount $mnt ;;
+	rocksdb-*-discard)
+		fs_up "$(fs_of "$w")"
+		rocksdb "$w" "$s"
+		umount $mnt ;;
+	rocksdb-*)
+		fs_up "$(fs_of "$w")" nodiscard
+		trim_start "$w"
+		rocksdb "$w" "$s"
+		trim_stop
 		umount $mnt ;;
 	tenants-*)
 		fs_up "${w#*-}"

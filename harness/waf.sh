@@ -8,10 +8,11 @@
 # over-provisionings.  Prints one table and
 # writes it and PNG plots to build/waf/.  Not part of "make check".
 # With --model, only the modelling, on the traces of the last run
-# (build/waf/traces/).  STREAMID_WAF_MIB, _WRITES, _SKIP and _WORKLOADS
-# change the disk size, device writes, steady state and workloads;
-# STREAMID_WAF_MODES (some of none,streams,fdp) runs only those, keeping
-# the traces of the others from the last run.
+# (build/waf/traces/).  WORKLOAD (make waf WORKLOAD="rocksdb-ext4 cache")
+# runs only those workloads, keeping the results of the others;
+# STREAMID_WAF_MIB, _WRITES and _SKIP change the disk size, device writes
+# and steady state; STREAMID_WAF_MODES (some of none,streams,fdp) runs
+# only those, keeping the traces of the others from the last run.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -19,9 +20,12 @@ MIB=${STREAMID_WAF_MIB:-1024}		# the disk, and the modelled device
 WRITES=${STREAMID_WAF_WRITES:-5}	# device writes per run
 SKIP=${STREAMID_WAF_SKIP:-2}		# device writes before steady state
 OPS=7,14,28
-ALL="writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs dbfile-ext4 dbfile-xfs \
-	tenants-ext4 tenants-xfs"
-read -r -a WORKLOADS <<< "${STREAMID_WAF_WORKLOADS:-$ALL}"
+ALL="writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs rocksdb-ext4-discard \
+	rocksdb-xfs-discard dbfile-ext4 dbfile-xfs tenants-ext4 tenants-xfs"
+read -r -a WORKLOADS <<< "${WORKLOAD:-${STREAMID_WAF_WORKLOADS:-$ALL}}"
+for w in "${WORKLOADS[@]}"; do
+	[[ " $ALL " == *" $w "* ]] || die "no workload $w; there are: $ALL"
+done
 MODES=${STREAMID_WAF_MODES:-none,streams,fdp}
 
 W=$OUT/waf
@@ -34,14 +38,15 @@ esac
 "$TOP/harness/setup.sh"
 if [ -z "$model_only" ]; then
 	[ -f "$OUT/bzImage" ] || die "no $OUT/bzImage: run 'make' first"
-	# The traces of the modes not run now stay.
-	if [ "$MODES" = none,streams,fdp ]; then
-		rm -rf "$W"
-	else
-		for f in "$W"/*; do
-			[ "$f" = "$W/traces" ] || rm -rf "$f"
+	# What is run now goes; the traces of the other workloads and
+	# modes stay.
+	for w in "${WORKLOADS[@]}"; do
+		rm -f "$W/$w".{lifetimes,op,life} "$W/$w"-{none,streams,fdp}.*
+		for m in ${MODES//,/ }; do
+			rm -f "$W/traces/$w-$m".*
 		done
-	fi
+	done
+	rm -rf "$W/vm"
 fi
 mkdir -p "$W/traces"
 make -s -C "$TOP/tools/streamid" OUTPUT="$W/"
@@ -58,20 +63,36 @@ if [ -z "$model_only" ]; then
 	}
 	echo "waf: guest runs took $((SECONDS - start))s" >&2
 	# Out of vm.sh's share, which its next run empties.
-	mv "$W"/vm/share/*.trace "$W"/vm/share/*.stats "$W/traces/"
+	for f in "$W"/vm/share/*.{trace,stats,skip,tput,full}; do
+		[ ! -e "$f" ] || mv "$f" "$W/traces/"
+	done
 fi
 
+# skip TRACE: the device writes before the steady state of a trace: its
+# .skip file (a workload that fills the disk first writes one), or SKIP.
+skip()
+{
+	local f=${1%.trace}.skip
+
+	if [ -f "$f" ]; then cat "$f"; else echo "$SKIP"; fi
+}
+
 # sim OUTFILE TRACE OPTIONS...: flashsim on a trace of the disk, one
-# key=value line per over-provisioning in OUTFILE.
+# key=value line per over-provisioning in OUTFILE; and its report at the
+# first over-provisioning, with the writes, discards and lifetimes per
+# stream, in OUTFILE with .txt for .kv.
 sim()
 {
 	local out=$1 trace=$2
 
 	shift 2
-	"$W/flashsim" -c "${MIB}M" -s "$SKIP" -o "$OPS" -k "$@" "$trace" \
-		> "$out" || die "flashsim failed on $trace"
+	"$W/flashsim" -c "${MIB}M" -s "$(skip "$trace")" -o "$OPS" -k "$@" \
+		"$trace" > "$out" || die "flashsim failed on $trace"
 	[ "$(wc -l < "$out")" -eq "$(tr , '\n' <<< "$OPS" | wc -l)" ] ||
 		die "flashsim gave $(wc -l < "$out") results for $trace"
+	"$W/flashsim" -c "${MIB}M" -s "$(skip "$trace")" -o "${OPS%%,*}" \
+		"$@" "$trace" > "${out%.kv}.txt" ||
+		die "flashsim failed on $trace"
 }
 
 kv()	# kv KEY LINE
@@ -92,10 +113,19 @@ table=$W/table.txt
 		mapfile -t with < "$W/$w-streams.kv"
 		mapfile -t fdp < "$W/$w-fdp.kv"
 		for i in "${!none[@]}"; do
-			for r in "${with[i]}" "${fdp[i]}"; do
+			for m in none streams fdp; do
+				r=$(sed -n "$((i + 1))p" "$W/$w-$m.kv")
 				dw=$(kv device_writes "$r")
-				awk -v d="$dw" 'BEGIN { exit !(d >= 3) }' ||
-					die "$w: the device was written only $dw times"
+				# At least 3 device writes in all, or at
+				# steady state where the workload filled the
+				# disk first.
+				sk=0
+				[ ! -f "$W/traces/$w-$m.skip" ] ||
+					sk=$(skip "$W/traces/$w-$m.trace")
+				awk -v d="$dw" -v s="$sk" \
+					'BEGIN { exit !(d - s >= 3) }' ||
+					die "$w: the device was written only $dw" \
+						"times, $sk before the steady state"
 			done
 			a=$(kv waf "${none[i]}") b=$(kv waf "${with[i]}")
 			printf '%-14s %3s%% %12.3f %12.3f %7.2f %12.3f\n' "$w" \
@@ -105,6 +135,16 @@ table=$W/table.txt
 		done
 	done
 } | tee "$table"
+
+# The workloads' own speed, where they measure it (keys per second).
+for w in "${WORKLOADS[@]}"; do
+	[ -f "$W/traces/$w-none.tput" ] || continue
+	printf '%-20s %s without, %s with, %s over FDP (keys/s); fullest %s%%\n' \
+		"$w" "$(cat "$W/traces/$w-none.tput")" \
+		"$(cat "$W/traces/$w-streams.tput")" \
+		"$(cat "$W/traces/$w-fdp.tput")" \
+		"$(cat "$W/traces/$w-none.full" 2>/dev/null || echo -)"
+done | tee "$W/throughput.txt"
 
 "$TOP/harness/waf-plot.sh" "$W" "${WORKLOADS[@]}"
 echo "waf: plots in $W/waf-op.png and $W/waf-lifetimes.png" >&2
