@@ -6,7 +6,8 @@ VM := tools/testing/selftests/streamid/vm.sh
 
 # make: build the patched kernel, boot it and run the demo.
 all: build
-	$(VM) -t 300 build/bzImage -- $(H)/demo.sh
+	$(MAKE) -s -C tools/streamid OUTPUT=$(CURDIR)/build/
+	$(VM) -t 300 build/bzImage -- $(H)/demo.sh $(CURDIR)/build/flashsim
 
 build:
 	$(H)/setup.sh

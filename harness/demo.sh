@@ -1,10 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The demo ("make"), run in the guest: an application writes "hot" data
-# (rewritten again and again) and "cold" data (written once) to a disk
-# with streams, tagging each with its own stream ID; the disk counts what
-# arrived in each stream.
+# (rewritten again and again) and "cold" data (written once), in step, to
+# a disk with streams, tagging each with its own stream ID; the disk
+# counts what arrived in each stream.  Then flashsim (FLASHSIM, built by
+# make) replays what the disk received on a model of a small flash
+# device, with and without the stream IDs: what the placement is worth.
+# Usage: demo.sh FLASHSIM
 set -euo pipefail
+flashsim=$1
+T=/sys/kernel/tracing
 
 # The stream_stats lines on stdin as a table.
 table()
@@ -28,34 +33,47 @@ dev=/dev/demo	# null_blk names the disk after its configfs directory
 echo "Kernel:  $(uname -r)"
 echo "Disk:    $dev, null_blk, max_write_streams $(cat "/sys/block/${dev#/dev/}/queue/max_write_streams")"
 echo
-echo "hot:  a 4 MiB log rewritten 8 times, stream 1"
-echo "cold: a 32 MiB archive written once, stream 2"
+echo "hot:  a 4 MiB log rewritten 16 times, stream 1"
+echo "cold: a 32 MiB archive written once, stream 2, a little after each"
+echo "      stretch of the log (64 KiB of it to 128 KiB of log, O_DIRECT)"
 echo "meta: 1 MiB written with no stream"
 write_data()
 {
 	python3 - "$1" <<'PY'
-import os, sys
+import mmap, os, sys
 
-def write(dev, stream, offset, size, times):
-    fd = os.open(dev, os.O_WRONLY)
-    # POSIX_FADV_STREAMID is 8; stream 0 clears what the last writer set
-    # for the disk's page cache.
+MiB, KiB = 1 << 20, 1 << 10
+
+def open_stream(dev, stream):
+    fd = os.open(dev, os.O_WRONLY | os.O_DIRECT)
+    # POSIX_FADV_STREAMID is 8
     os.posix_fadvise(fd, stream, 0, 8)
-    block = os.urandom(1 << 20)
-    for _ in range(times):
-        os.lseek(fd, offset, os.SEEK_SET)
-        for _ in range(size >> 20):
-            os.write(fd, block)
-        os.fsync(fd)
-    os.close(fd)
+    return fd
 
-MiB = 1 << 20
-write(sys.argv[1], 1, 0, 4 * MiB, 8)
-write(sys.argv[1], 2, 64 * MiB, 32 * MiB, 1)
-write(sys.argv[1], 0, 128 * MiB, 1 * MiB, 1)
+buf = mmap.mmap(-1, 128 * KiB)	# page-aligned, as O_DIRECT needs
+buf.write(os.urandom(128 * KiB))
+hot, cold = open_stream(sys.argv[1], 1), open_stream(sys.argv[1], 2)
+archive = 4 * MiB
+for _ in range(16):
+    for off in range(0, 4 * MiB, 128 * KiB):
+        os.pwrite(hot, buf, off)
+        os.pwrite(cold, memoryview(buf)[:64 * KiB], archive)
+        archive += 64 * KiB
+meta = open_stream(sys.argv[1], 0)
+for off in range(0, MiB, 128 * KiB):
+    os.pwrite(meta, buf, 36 * MiB + off)
+for fd in hot, cold, meta:
+    os.close(fd)
 PY
 }
+# The disk's requests, for flashsim.
+devt=$(stat -L -c '%t %T' "$dev")
+read -r major minor <<< "$devt"
+echo "dev == $(((0x$major << 20) | 0x$minor))" > $T/events/block/block_rq_issue/filter
+echo 1 > $T/events/block/block_rq_issue/enable
 write_data "$dev"
+echo 0 > $T/events/block/block_rq_issue/enable
+cat $T/trace > /tmp/demo.trace
 echo
 echo "What the disk received, per stream (its stream_stats):"
 table < "$nullb/stream_stats"
@@ -63,6 +81,15 @@ echo
 echo "Each data set reached the disk in its own stream: a drive with streams"
 echo "(NVMe Streams) puts the hot log and the archive in different erase"
 echo "blocks, so that rewriting the log never makes it copy the archive."
+waf()	# waf single|streams: flashsim's write amplification at steady state
+{
+	"$flashsim" -c 37M -b 256K -o 7 -s 1 -k -m "$1" /tmp/demo.trace |
+		sed -n 's/.* waf=\([^ ]*\).*/\1/p'
+}
+echo "What that is worth: flashsim replays these requests on a model of a"
+echo "37 MiB flash device with 7 % spare and 256 KiB erase blocks; its write"
+echo "amplification (flash writes / writes sent) is $(waf single) if the"
+echo "drive mixes the streams, $(waf streams) if it keeps them apart."
 echo 0 > "$nullb/power"
 rmdir "$nullb"
 

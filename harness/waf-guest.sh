@@ -182,8 +182,8 @@ written()
 }
 
 # RocksDB's db_bench, unchanged, at steady state: fillrandom to about 80 %
-# of the file system (70 % live data, the rest the LSM's obsolete and
-# in-flight files), then overwrite, 100,000 random keys per run of
+# of the file system at its fullest (65 % live data, the rest the LSM's
+# obsolete and in-flight files), then overwrite, 100,000 random keys per run of
 # db_bench, until the disk has been written 4 times more; with streams,
 # its lifetime hints become stream IDs through hint2stream.so.  Levels of
 # 8 MiB files from 32 MiB, and compactions of at most 4 files: the file
@@ -192,9 +192,16 @@ written()
 # Writes OUTDIR/WORKLOAD-MODE.skip, the device writes at the end of the
 # fill plus one (where the steady state begins), and .tput, the
 # overwrite's keys per second.
+dbfail()	# what went wrong, from db_bench's log: its errors go first
+{
+	grep -i -m 5 'error\|fail\|space\|corrupt' /tmp/db_bench.log >&2 || true
+	tail -n 5 /tmp/db_bench.log >&2
+	df $mnt >&2
+}
+
 rocksdb()	# rocksdb WORKLOAD -s|""
 {
-	local num=$((mib * 1700)) preload= opts end ops=0 t0 t1 b
+	local num=$((mib * 1400)) preload= opts end ops=0 t0 t1 b
 
 	[ "$2" = -s ] && preload=$bin/hint2stream.so
 	opts="--db=$mnt/db --num=$num --key_size=16 --value_size=400
@@ -208,7 +215,7 @@ rocksdb()	# rocksdb WORKLOAD -s|""
 	env ${preload:+LD_PRELOAD=$preload HINT2STREAM_LOG=/tmp/hints} \
 		db_bench $opts --benchmarks=fillrandom --seed=1 \
 		> /tmp/db_bench.log 2>&1 ||
-		{ tail /tmp/db_bench.log >&2; return 1; }
+		{ dbfail; return 1; }
 	grep '^fillrandom ' /tmp/db_bench.log >&2
 	awk -v s="$(written)" -v d=$((mib * 2048)) \
 		'BEGIN { printf "%.3f\n", s / d + 1 }' > "$out/$1-$mode.skip"
@@ -219,7 +226,7 @@ rocksdb()	# rocksdb WORKLOAD -s|""
 		env ${preload:+LD_PRELOAD=$preload HINT2STREAM_LOG=/tmp/hints} \
 			db_bench $opts --benchmarks=overwrite --use_existing_db=1 \
 			--writes=100000 --seed=$b > /tmp/db_bench.log 2>&1 ||
-			{ tail /tmp/db_bench.log >&2; return 1; }
+			{ dbfail; return 1; }
 		ops=$((ops + 100000))
 	done
 	t1=$(date +%s.%N)
@@ -232,6 +239,62 @@ rocksdb()	# rocksdb WORKLOAD -s|""
 			END { for (h in n) printf "%s x%d ", h, n[h] }' /tmp/hints)" >&2
 		rm /tmp/hints
 	fi
+}
+
+# PostgreSQL 15 under pgbench, unchanged, at steady state: pgbench -i
+# fills the file system to about 60 % (its tables grow with updates),
+# then pgbench runs its TPC-B-like transactions, 4 clients, until the disk
+# has been written 4 times more.  Debian's settings but for the WAL's
+# size, scaled to the disk as the file sizes of rocksdb are (64 MiB, as
+# 1 GiB is to a database of some tens of GiB), and the socket.  With
+# streams, the administrator gives the WAL directory ID 1 and the data
+# directory ID 2 before initdb creates them: nothing else changes.
+# Writes .skip and .tput (transactions per second) as rocksdb does.
+pgbench_run()	# pgbench_run WORKLOAD -s|""
+{
+	local pg=/usr/lib/postgresql/15/bin scale=$((mib * 35 / 1024)) end
+	local n=0 t0 t1
+
+	mkdir $mnt/data $mnt/wal
+	chown postgres: $mnt/data $mnt/wal
+	if [ "$2" = -s ]; then
+		python3 -c 'import os, sys
+for d, i in ((sys.argv[1], 1), (sys.argv[2], 2)):
+	fd = os.open(d, os.O_RDONLY)
+	os.posix_fadvise(fd, i, 0, 8)
+	os.close(fd)' $mnt/wal $mnt/data
+	fi
+	runuser -u postgres -- $pg/initdb -D $mnt/data -X $mnt/wal \
+		--locale=C -E UTF8 -A trust > /tmp/pg.log 2>&1 ||
+		{ tail /tmp/pg.log >&2; return 1; }
+	cat >> $mnt/data/postgresql.conf <<-EOF
+	listen_addresses = ''
+	unix_socket_directories = '/tmp'
+	max_wal_size = 64MB
+	min_wal_size = 32MB
+	EOF
+	runuser -u postgres -- $pg/pg_ctl -D $mnt/data -w -l /tmp/pg.log \
+		start > /dev/null
+	runuser -u postgres -- $pg/pgbench -h /tmp -i -q -s "$scale" \
+		postgres > /tmp/pgbench.log 2>&1 ||
+		{ tail /tmp/pgbench.log >&2; return 1; }
+	runuser -u postgres -- $pg/psql -h /tmp -q -c CHECKPOINT postgres
+	awk -v s="$(written)" -v d=$((mib * 2048)) \
+		'BEGIN { printf "%.3f\n", s / d + 1 }' > "$out/$1-$mode.skip"
+	end=$(($(written) + 4 * mib * 2048))
+	t0=$(date +%s.%N)
+	while [ "$(written)" -lt "$end" ]; do
+		runuser -u postgres -- $pg/pgbench -h /tmp -c 4 -j 2 -t 2500 \
+			postgres > /tmp/pgbench.log 2>&1 ||
+			{ tail /tmp/pgbench.log >&2; return 1; }
+		n=$((n + 10000))
+	done
+	t1=$(date +%s.%N)
+	runuser -u postgres -- $pg/pg_ctl -D $mnt/data -w stop > /dev/null
+	awk -v n=$n -v t0="$t0" -v t1="$t1" \
+		'BEGIN { printf "%.0f\n", n / (t1 - t0) }' > "$out/$1-$mode.tput"
+	echo "waf-guest: pgbench: $n transactions, $(cat "$out/$1-$mode.tput")" \
+		"per second" >&2
 }
 
 # Without online discard, fstrim runs as fstrim.timer would: here, each
@@ -322,10 +385,14 @@ run()	# run WORKLOAD none|streams|fdp
 		fs_up "$(fs_of "$w")"
 		rocksdb "$w" "$s"
 		umount $mnt ;;
-	rocksdb-*)
+	rocksdb-*|pgbench-*)
 		fs_up "$(fs_of "$w")" nodiscard
 		trim_start "$w"
-		rocksdb "$w" "$s"
+		if [ "${w%%-*}" = rocksdb ]; then
+			rocksdb "$w" "$s"
+		else
+			pgbench_run "$w" "$s"
+		fi
 		trim_stop
 		umount $mnt ;;
 	tenants-*)

@@ -20,11 +20,14 @@ MIB=${STREAMID_WAF_MIB:-1024}		# the disk, and the modelled device
 WRITES=${STREAMID_WAF_WRITES:-5}	# device writes per run
 SKIP=${STREAMID_WAF_SKIP:-2}		# device writes before steady state
 OPS=7,14,28
-ALL="writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs rocksdb-ext4-discard \
-	rocksdb-xfs-discard dbfile-ext4 dbfile-xfs tenants-ext4 tenants-xfs"
+ALL="writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs \
+	rocksdb-ext4-discard rocksdb-xfs-discard pgbench-ext4 pgbench-xfs \
+	dbfile-ext4 dbfile-xfs tenants-ext4 tenants-xfs"
+read -r -a all <<< "$ALL"
 read -r -a WORKLOADS <<< "${WORKLOAD:-${STREAMID_WAF_WORKLOADS:-$ALL}}"
 for w in "${WORKLOADS[@]}"; do
-	[[ " $ALL " == *" $w "* ]] || die "no workload $w; there are: $ALL"
+	[[ " ${all[*]} " == *" $w "* ]] ||
+		die "no workload $w; there are: ${all[*]}"
 done
 MODES=${STREAMID_WAF_MODES:-none,streams,fdp}
 
@@ -136,10 +139,11 @@ table=$W/table.txt
 	done
 } | tee "$table"
 
-# The workloads' own speed, where they measure it (keys per second).
+# The workloads' own speed, where they measure it: keys (rocksdb) or
+# transactions (pgbench) per second.
 for w in "${WORKLOADS[@]}"; do
 	[ -f "$W/traces/$w-none.tput" ] || continue
-	printf '%-20s %s without, %s with, %s over FDP (keys/s); fullest %s%%\n' \
+	printf '%-20s %s without, %s with, %s over FDP (per s); fullest %s%%\n' \
 		"$w" "$(cat "$W/traces/$w-none.tput")" \
 		"$(cat "$W/traces/$w-streams.tput")" \
 		"$(cat "$W/traces/$w-fdp.tput")" \
