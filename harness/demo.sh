@@ -84,59 +84,9 @@ echo "blocks, so that rewriting the log never makes it copy the archive."
 waf()	# waf single|streams: flashsim's write amplification at steady state
 {
 	"$flashsim" -c 37M -b 256K -o 7 -s 1 -k -m "$1" /tmp/demo.trace |
-		sed -n 's/.* waf=\([^ ]*\).*/\1/p'
+		awk '{ for (i = 1; i <= NF; i++)
+			if ($i ~ /^waf=/) printf "%.2f\n", substr($i, 5) }'
 }
-echo "What that is worth: flashsim replays these requests on a model of a"
-echo "37 MiB flash device with 7 % spare and 256 KiB erase blocks; its write"
-echo "amplification (flash writes / writes sent) is $(waf single) if the"
-echo "drive mixes the streams, $(waf streams) if it keeps them apart."
-echo 0 > "$nullb/power"
-rmdir "$nullb"
-
-# The same through NVMe: the kernel's NVMe target offers the Streams
-# directive on a namespace backed by a null_blk disk; the NVMe host
-# driver enables it and passes each write's stream as DSPEC.
-echo
-echo "== Through NVMe: an NVMe target with Streams over the loop transport"
-back=/sys/kernel/config/nullb/demoback
-T=/sys/kernel/config/nvmet
-sub=$T/subsystems/demo-streams
-mkdir "$back"
-echo 512 > "$back/size"
-echo 1 > "$back/memory_backed"
-echo 4 > "$back/streams"
-echo 1 > "$back/power"
-mkdir "$sub"
-echo 1 > "$sub/attr_allow_any_host"
-mkdir "$sub/namespaces/1"
-echo /dev/demoback > "$sub/namespaces/1/device_path"
-echo 4 > "$sub/namespaces/1/streams"
-echo 1 > "$sub/namespaces/1/enable"
-mkdir "$T/ports/1"
-echo loop > "$T/ports/1/addr_trtype"
-ln -s "$sub" "$T/ports/1/subsystems/demo-streams"
-# The host enables a drive's Streams only when told to (off by default).
-echo Y > /sys/module/nvme_core/parameters/streams
-nvme connect -t loop -n demo-streams > /dev/null
-nvmedev=
-for _ in $(seq 50); do
-	for d in /sys/block/nvme*n*; do
-		[ "$(cat "$d/hidden" 2>/dev/null)" = 1 ] && continue
-		[ "$(cat "$d/device/subsysnqn" 2>/dev/null)" = demo-streams ] &&
-			nvmedev=/dev/${d##*/}
-	done
-	[ -n "$nvmedev" ] && [ -e "$nvmedev" ] && break
-	sleep 0.1
-done
-echo "Disk:    $nvmedev, NVMe over loop, max_write_streams $(cat "/sys/block/${nvmedev#/dev/}/queue/max_write_streams")"
-write_data "$nvmedev"
-echo
-echo "What the NVMe target received, per stream (its stream_stats):"
-table < "$sub/namespaces/1/stream_stats"
-nvme disconnect -n demo-streams > /dev/null
-rm "$T/ports/1/subsystems/demo-streams"
-rmdir "$T/ports/1"
-echo 0 > "$sub/namespaces/1/enable"
-rmdir "$sub/namespaces/1" "$sub"
-echo 0 > "$back/power"
-rmdir "$back"
+echo "What it is worth on flash (flashsim: these requests on a 37 MiB device,"
+echo "7 % spare, 256 KiB erase blocks): write amplification $(waf single) with"
+echo "the streams mixed, $(waf streams) with them kept apart."
