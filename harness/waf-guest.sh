@@ -182,17 +182,19 @@ written()
 }
 
 # RocksDB's db_bench, unchanged, at steady state: fillrandom to about 80 %
-# of the file system at its fullest (60 % live data, the rest the LSM's
+# of the file system at its fullest (55 % live data, the rest the LSM's
 # obsolete and in-flight files), then overwrite, 100,000 random keys per
 # run of db_bench, until the disk has been written 4 times more; with
 # streams, its lifetime hints become stream IDs through hint2stream.so.
 # Levels sized from the last (level_compaction_dynamic_level_bytes,
 # RocksDB's default since 8.4 and what production sets: obsolete versions
 # take a tenth of the space, where static sizes take as much again as the
-# data) from 8 MiB, files of 2 MiB and compactions of at most 4 of them:
-# a compaction must take as small a share of the free space as it does
-# with the default sizes on a disk of terabytes, or a full file system
-# cannot hold it.  Writes OUTDIR/WORKLOAD-MODE.skip, the device writes at
+# data) from 8 MiB, files of 2 MiB, compactions of at most 4 of them, and
+# writes slowed at 8 files in level 0 and stopped at 12: compactions and
+# a level 0 that waits for them must take as small a share of the free
+# space as they do with the default sizes on a disk of terabytes, or a
+# full file system cannot hold them (with the defaults, 36 files of level
+# 0 alone fill half a small disk when compaction lags, as under TCG).  Writes OUTDIR/WORKLOAD-MODE.skip, the device writes at
 # the end of the fill plus one (where the steady state begins), and
 # .tput, the overwrite's keys per second.
 dbfail()	# what went wrong, from db_bench's log: its errors go first
@@ -204,7 +206,7 @@ dbfail()	# what went wrong, from db_bench's log: its errors go first
 
 rocksdb()	# rocksdb WORKLOAD -s|""
 {
-	local num=$((mib * 1300)) preload= opts end ops=0 t0 t1 b
+	local num=$((mib * 1150)) preload= opts end ops=0 t0 t1 b
 
 	[ "$2" = -s ] && preload=$bin/hint2stream.so
 	opts="--db=$mnt/db --num=$num --key_size=16 --value_size=400
@@ -213,6 +215,8 @@ rocksdb()	# rocksdb WORKLOAD -s|""
 		--max_bytes_for_level_base=$((8 << 20))
 		--max_compaction_bytes=$((8 << 20))
 		--level_compaction_dynamic_level_bytes=true
+		--level0_slowdown_writes_trigger=8
+		--level0_stop_writes_trigger=12
 		--max_background_jobs=2 --threads=1 --statistics=0
 		--histogram=0"
 	# shellcheck disable=SC2086
