@@ -310,7 +310,11 @@ rc=0
 # The tools were built above, but not for --debug.
 tools=()
 [ -n "$debug" ] || tools=("$OUT/tools")
-vm -t "$([ -n "$debug" ] && echo 5400 || echo 1800)" -n 256 -k "$WORK" -o "$LOGS/vm" -- \
+# scsi_test adds its scsi_debug disks itself, on a store large enough for
+# xfs.
+sdebug="scsi_debug.add_host=0 scsi_debug.dev_size_mb=320"
+vm -t "$([ -n "$debug" ] && echo 5400 || echo 1800)" -n 256 -a "$sdebug" \
+	-k "$WORK" -o "$LOGS/vm" -- \
 	"$TOP/harness/guest-tests.sh" "$WORK/selftests" "$TREE" \
 	"${tools[@]}" > "$guest" 2>&1 ||
 	rc=$?

@@ -507,12 +507,11 @@ TEST_F(fdp_host, disabled)
 TEST_F(fdp_host, refused_fdp_disabled)
 {
 	int dtype1[MAX_IDS] = { 0 }, dtype2[MAX_IDS] = { 0 };
-	char fi[400];
+	char fi[400], path[64];
 	int fd;
 
-	snprintf(fi, sizeof(fi), "/sys/kernel/debug/nvme%dc%dn1/fault_inject",
-		 atoi(self->h.dev + strlen("/dev/nvme")),
-		 atoi(self->h.ctrl + strlen("nvme")));
+	path_disk(&self->h, self->h.ctrl, path, sizeof(path));
+	snprintf(fi, sizeof(fi), "/sys/kernel/debug/%s/fault_inject", path);
 	if (access(fi, F_OK))
 		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
 	fd = open_stream(self->h.dev, O_WRONLY | O_DIRECT, 3);

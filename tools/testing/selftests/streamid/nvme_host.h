@@ -280,6 +280,22 @@ static inline int writers_check(const char *dev)
 	       check_at(dev, WRITER_BLOCKS * 4096, WRITER_BLOCKS * 4096, 3);
 }
 
+/*
+ * The name of the path of the host's disk through its controller @ctrl
+ * (nvmeN): the disk is nvme<subsystem>n<head>, the path
+ * nvme<subsystem>c<controller>n<head>.  The head's number is the
+ * namespace ID only while no earlier head of the subsystem lingers.
+ */
+static inline void path_disk(const struct host *h, const char *ctrl,
+			     char *name, size_t len)
+{
+	int subsys = -1, head = -1;
+
+	sscanf(h->dev, "/dev/nvme%dn%d", &subsys, &head);
+	snprintf(name, len, "nvme%dc%dn%d", subsys,
+		 atoi(ctrl + strlen("nvme")), head);
+}
+
 /* syslog(2) actions, as "dmesg" and "dmesg -C" use them. */
 #define SYSLOG_READ_ALL		3
 #define SYSLOG_CLEAR		5

@@ -521,7 +521,7 @@ static int path_writes(char *trace, const char *disk, int id, int *tagged,
 /*
  * 16 O_DIRECT writes with stream @id through the multipath disk, which
  * sends them round-robin over both paths; on the wire, how many went
- * tagged and untagged over each (nvme<s>c<ctrl>n1).
+ * tagged and untagged over each (nvme<s>c<ctrl>n<head>).
  */
 static int round_robin_writes(const struct host *h, const char *ctrl2, int id,
 			      int tagged[2], int untagged[2])
@@ -544,9 +544,7 @@ static int round_robin_writes(const struct host *h, const char *ctrl2, int id,
 	for (i = 0; i < 2; i++) {
 		char *copy = strdup(buf);
 
-		snprintf(disk, sizeof(disk), "nvme%dc%dn1",
-			 atoi(h->dev + strlen("/dev/nvme")),
-			 atoi(ctrls[i] + strlen("nvme")));
+		path_disk(h, ctrls[i], disk, sizeof(disk));
 		ret |= !copy || path_writes(copy, disk, id, &tagged[i],
 					    &untagged[i]);
 		free(copy);
@@ -660,11 +658,10 @@ TEST_F(host, namespace_without_streams)
  */
 static int fail_completions(const struct host *h, int times)
 {
-	char fi[400], n[16];
+	char fi[400], n[16], path[64];
 
-	snprintf(fi, sizeof(fi), "/sys/kernel/debug/nvme%dc%dn1/fault_inject",
-		 atoi(h->dev + strlen("/dev/nvme")),
-		 atoi(h->ctrl + strlen("nvme")));
+	path_disk(h, h->ctrl, path, sizeof(path));
+	snprintf(fi, sizeof(fi), "/sys/kernel/debug/%s/fault_inject", path);
 	if (access(fi, F_OK))
 		return -1;
 	snprintf(n, sizeof(n), "%d", times);
