@@ -10,8 +10,10 @@
  * metadata carries none.  Lifetime hints choose a group where no stream
  * is set, as before (on a partition, where a hint is not a stream).  A
  * write the disk refuses for its group number goes again without; one
- * refused for another reason fails as before.  A disk whose grouping page
- * is not read has no streams.
+ * refused for another reason fails as before, and one refused while
+ * others are in flight goes again.  sd revalidates, and the disk goes
+ * away, under writers with streams.  A disk whose grouping page is not
+ * read has no streams.
  *
  * Each fixture adds a scsi_debug host and removes it again.  The file
  * systems need scsi_debug.dev_size_mb=320 (the store all hosts share) on
@@ -470,6 +472,116 @@ TEST_F(disk, refused_for_another_reason)
 	ASSERT_EQ(0, write_attr(DISPATCH, "enable", "0"));
 	ASSERT_EQ(0, wire_groups(&w));
 	EXPECT_EQ(1, w.writes[0]);
+}
+
+#define SD_WRITERS	8
+#define SD_WRITES	16
+
+/*
+ * Writer @i: 64 KiB writes with stream i % SD_STREAMS + 1 over its own
+ * MiB of the disk, O_DIRECT for the first half of the writers and
+ * buffered with an fsync after each for the rest; SD_WRITES of them,
+ * or with @forever until one fails.  0 if all SD_WRITES succeeded; with
+ * @forever, always 1.
+ */
+static int sd_writer(const char *dev, int i, bool forever)
+{
+	bool direct = i < SD_WRITERS / 2;
+	int id = i % SD_STREAMS + 1, fd, n;
+
+	fd = open_stream(dev, O_WRONLY | (direct ? O_DIRECT : 0), id);
+	if (fd < 0)
+		return 1;
+	for (n = 0; forever || n < SD_WRITES; n++)
+		if (write_at(fd, ((off_t)i << 20) + (n % 16) * 65536, 65536,
+			     id) || (!direct && fsync(fd)))
+			break;
+	close(fd);
+	return forever || n < SD_WRITES;
+}
+
+/* Start the SD_WRITERS writers; their pids in @pids.  0 on success. */
+static int sd_writers_start(const char *dev, pid_t *pids, bool forever)
+{
+	int i;
+
+	for (i = 0; i < SD_WRITERS; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			return -1;
+		if (!pids[i])
+			_exit(sd_writer(dev, i, forever));
+	}
+	return 0;
+}
+
+/* Wait for the writers: how many succeeded, -1 if one could not be reaped. */
+static int sd_writers_wait(const pid_t *pids)
+{
+	int i, status, ok = 0;
+
+	for (i = 0; i < SD_WRITERS; i++) {
+		if (waitpid(pids[i], &status, 0) != pids[i])
+			return -1;
+		ok += WIFEXITED(status) && !WEXITSTATUS(status);
+	}
+	return ok;
+}
+
+/*
+ * The disk refuses the first write while eight writers have theirs in
+ * flight, direct and buffered: every write succeeds, the refused one
+ * without its group number, the disk logs the refusal once and sends no
+ * group number after, and all the data reads back.
+ */
+TEST_F(disk, refused_in_flight)
+{
+	pid_t pids[SD_WRITERS];
+	struct groups w;
+	int i, n;
+
+	ASSERT_EQ(0, kmsg_clear());
+	ASSERT_EQ(0, inject(&self->d, REFUSE_WRITE10(1)));
+	ASSERT_EQ(0, sd_writers_start(self->d.dev, pids, false));
+	EXPECT_EQ(SD_WRITERS, sd_writers_wait(pids));
+	EXPECT_EQ(1, dmesg_count("GROUP NUMBER not used"));
+	for (i = 0; i < SD_WRITERS; i++)
+		for (n = 0; n < 16; n++)
+			EXPECT_EQ(0, check_at(self->d.dev,
+					      ((off_t)i << 20) + n * 65536,
+					      65536, i % SD_STREAMS + 1));
+	ASSERT_EQ(0, write_attr(DISPATCH, "enable", "1"));
+	ASSERT_EQ(0, write_direct(self->d.dev, 16 << 20, 65536, 2, 0));
+	ASSERT_EQ(0, write_attr(DISPATCH, "enable", "0"));
+	ASSERT_EQ(0, wire_groups(&w));
+	EXPECT_EQ(1, w.writes[0]);
+	EXPECT_EQ(0, w.writes[2]);
+}
+
+/*
+ * sd revalidates the disk, then the disk goes away, while eight writers
+ * with streams write to it: the streams stay through the rescans, every
+ * writer ends (with an error once the disk is gone), and nothing in the
+ * kernel complains (the VM fails a run whose kernel logged an oops or a
+ * warning; on the debug kernel, KASAN and lockdep too).
+ */
+TEST_F(disk, removed_under_writes)
+{
+	pid_t pids[SD_WRITERS];
+	int k;
+
+	ASSERT_EQ(0, sd_writers_start(self->d.dev, pids, true));
+	usleep(300000);
+	for (k = 0; k < 5; k++) {
+		EXPECT_EQ(0, rescan(&self->d));
+		EXPECT_EQ(SD_STREAMS,
+			  queue_limit(self->d.dev, "max_write_streams"));
+	}
+	usleep(300000);
+	ASSERT_EQ(0, write_attr(SDEBUG, "add_host", "-1"));
+	EXPECT_EQ(0, sd_writers_wait(pids));
+	EXPECT_NE(0, access(self->d.dev, F_OK));
+	self->d.dev[0] = '\0';
 }
 
 /*
