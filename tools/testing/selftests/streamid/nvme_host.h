@@ -289,11 +289,13 @@ static inline int writers_check(const char *dev)
 static inline void path_disk(const struct host *h, const char *ctrl,
 			     char *name, size_t len)
 {
-	int subsys = -1, head = -1;
+	int subsys, head;
 
-	sscanf(h->dev, "/dev/nvme%dn%d", &subsys, &head);
-	snprintf(name, len, "nvme%dc%dn%d", subsys,
-		 atoi(ctrl + strlen("nvme")), head);
+	if (sscanf(h->dev, "/dev/nvme%dn%d", &subsys, &head) == 2)
+		snprintf(name, len, "nvme%dc%dn%d", subsys,
+			 atoi(ctrl + strlen("nvme")), head);
+	else
+		snprintf(name, len, "none");
 }
 
 /* syslog(2) actions, as "dmesg" and "dmesg -C" use them. */
