@@ -194,9 +194,10 @@ written()
 # a level 0 that waits for them must take as small a share of the free
 # space as they do with the default sizes on a disk of terabytes, or a
 # full file system cannot hold them (with the defaults, 36 files of level
-# 0 alone fill half a small disk when compaction lags, as under TCG).  Writes OUTDIR/WORKLOAD-MODE.skip, the device writes at
-# the end of the fill plus one (where the steady state begins), and
-# .tput, the overwrite's keys per second.
+# 0 alone fill half a small disk when compaction lags, as under TCG).
+# Writes OUTDIR/WORKLOAD-MODE.skip, the device writes at the end of the
+# fill plus one (where the steady state begins), and .tput, the
+# overwrite's keys per second.
 dbfail()	# what went wrong, from db_bench's log: its errors go first
 {
 	grep -i -m 5 'error\|fail\|space\|corrupt' /tmp/db_bench.log >&2 || true
