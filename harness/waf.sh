@@ -9,7 +9,8 @@
 # writes it and PNG plots to build/waf/.  Not part of "make check".
 # With --model, only the modelling, on the traces of the last run
 # (build/waf/traces/).  WORKLOAD (make waf WORKLOAD="rocksdb-ext4 cache")
-# runs only those workloads, keeping the results of the others;
+# runs only those workloads, keeping the traces of the others: the table
+# and plots show every workload traced in all modes;
 # STREAMID_WAF_MIB, _WRITES and _SKIP change the disk size, device writes
 # and steady state; STREAMID_WAF_MODES (some of none,streams,fdp) runs
 # only those, keeping the traces of the others from the last run.
@@ -52,6 +53,12 @@ if [ -z "$model_only" ]; then
 	rm -rf "$W/vm"
 fi
 mkdir -p "$W/traces"
+# Traces of a disk of another size are not modelled with these.
+if [ -f "$W/traces/mib" ] && [ "$(cat "$W/traces/mib")" != "$MIB" ]; then
+	die "build/waf/traces/ holds traces of a $(cat "$W/traces/mib") MiB" \
+		"disk: remove them or set STREAMID_WAF_MIB to that"
+fi
+echo "$MIB" > "$W/traces/mib"
 make -s -C "$TOP/tools/streamid" OUTPUT="$W/"
 gcc -O2 -Wall -o "$W/waf-load" "$TOP/harness/waf-load.c"
 
@@ -70,6 +77,23 @@ if [ -z "$model_only" ]; then
 		[ ! -e "$f" ] || mv "$f" "$W/traces/"
 	done
 fi
+
+# The table and plots cover every workload with the traces of all three
+# modes, from this run or an earlier one, so that workloads run one at a
+# time add up to the whole table.
+modelled=()
+for w in "${all[@]}"; do
+	missing=
+	for m in none streams fdp; do
+		[ -f "$W/traces/$w-$m.trace" ] || missing="$missing $m"
+	done
+	if [ -z "$missing" ]; then
+		modelled+=("$w")
+	elif [[ " ${WORKLOADS[*]} " == *" $w "* ]]; then
+		warn "$w is not in the table: no trace of mode${missing} yet"
+	fi
+done
+[ ${#modelled[@]} -gt 0 ] || die "no workload has the traces of all modes"
 
 # skip TRACE: the device writes before the steady state of a trace: its
 # .skip file (a workload that fills the disk first writes one), or SKIP.
@@ -107,7 +131,7 @@ table=$W/table.txt
 {
 	printf '%-14s %4s %12s %12s %7s %12s\n' workload OP "WAF without" \
 		"WAF with" ratio "WAF over FDP"
-	for w in "${WORKLOADS[@]}"; do
+	for w in "${modelled[@]}"; do
 		sim "$W/$w-none.kv" "$W/traces/$w-none.trace" -m single
 		sim "$W/$w-streams.kv" "$W/traces/$w-streams.trace" \
 			-m streams -l "$W/$w.lifetimes"
@@ -141,7 +165,7 @@ table=$W/table.txt
 
 # The workloads' own speed, where they measure it: keys (rocksdb) or
 # transactions (pgbench) per second.
-for w in "${WORKLOADS[@]}"; do
+for w in "${modelled[@]}"; do
 	[ -f "$W/traces/$w-none.tput" ] || continue
 	printf '%-20s %s without, %s with, %s over FDP (per s); fullest %s%%\n' \
 		"$w" "$(cat "$W/traces/$w-none.tput")" \
@@ -150,5 +174,5 @@ for w in "${WORKLOADS[@]}"; do
 		"$(cat "$W/traces/$w-none.full" 2>/dev/null || echo -)"
 done | tee "$W/throughput.txt"
 
-"$TOP/harness/waf-plot.sh" "$W" "${WORKLOADS[@]}"
+"$TOP/harness/waf-plot.sh" "$W" "${modelled[@]}"
 echo "waf: plots in $W/waf-op.png and $W/waf-lifetimes.png" >&2
