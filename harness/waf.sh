@@ -40,6 +40,7 @@ case ${1:-} in
 *) die "usage: waf.sh [--model]" ;;
 esac
 "$TOP/harness/setup.sh"
+"$TOP/harness/setup.sh" "$TOP/harness/waf-packages"
 if [ -z "$model_only" ]; then
 	[ -f "$OUT/bzImage" ] || die "no $OUT/bzImage: run 'make' first"
 	# What is run now goes; the traces of the other workloads and
