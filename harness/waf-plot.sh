@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # The plots of "make waf", with gnuplot: WAF against over-provisioning
 # per workload, without and with stream IDs, directly and over FDP
-# (waf-op.png), and per workload and stream the lifetimes of the data
-# (waf-lifetimes.png).
+# (waf-op.png), the same against the erase block size (waf-eb.png), and
+# per workload and stream the lifetimes of the data (waf-lifetimes.png).
 #
-# Usage: waf-plot.sh DIR WORKLOAD...  (DIR holds table.txt and the
-# WORKLOAD.lifetimes files that waf.sh wrote)
+# Usage: waf-plot.sh DIR WORKLOAD...  (DIR holds table.txt, table-eb.txt
+# and the WORKLOAD.lifetimes files that waf.sh wrote)
 set -euo pipefail
 
 dir=$1
@@ -15,10 +15,14 @@ n=$#
 cols=$(( n < 3 ? n : 3 ))
 rows=$(( (n + cols - 1) / cols ))
 
-# Per workload, "OP without with over-FDP" rows.
+# Per workload, "OP without with over-FDP" rows, and the same against
+# the erase block size in MiB.
 for w in "$@"; do
 	awk -v w="$w" '$1 == w { sub(/%/, "", $2); print $2, $3, $4, $6 }' \
 		"$dir/table.txt" > "$dir/$w.op"
+	awk -v w="$w" '$1 == w { b = $2 + 0
+			if ($2 ~ /K$/) b /= 1024; if ($2 ~ /G$/) b *= 1024
+			print b, $3, $4, $6 }' "$dir/table-eb.txt" > "$dir/$w.eb"
 	# The lifetimes at the first over-provisioning, in device writes
 	# (pages over the capacity), as a share of each stream's pages.
 	# A bin is plotted at its top (to + 1 host pages).
@@ -41,6 +45,16 @@ done
 		echo "plot '$dir/$w.op' using 1:2 with linespoints title 'without', '' using 1:3 with linespoints title 'with stream IDs', '' using 1:4 with linespoints dashtype 2 title 'with stream IDs over FDP'"
 	done
 	echo "unset multiplot"
+
+	echo "set output '$dir/waf-eb.png'"
+	echo "set multiplot layout $rows,$cols title 'WAF against the erase block size (lowest OP)'"
+	echo "set xlabel 'erase block (MiB)'; set logscale x 2; set format x '%g'"
+	for w in "$@"; do
+		echo "set title '$w'"
+		echo "plot '$dir/$w.eb' using 1:2 with linespoints title 'without', '' using 1:3 with linespoints title 'with stream IDs', '' using 1:4 with linespoints dashtype 2 title 'with stream IDs over FDP'"
+	done
+	echo "unset multiplot"
+	echo "unset logscale x"
 
 	echo "set output '$dir/waf-lifetimes.png'"
 	echo "set multiplot layout $rows,$cols title 'Lifetime of the data per stream ID (written to overwritten or discarded)'"

@@ -5,15 +5,17 @@
 # and with them through an NVMe host and an nvmet namespace with Flexible
 # Data Placement on the disk, traced at the disk; flashsim replays each
 # trace on a flash device of the disk's size at several
-# over-provisionings.  Prints one table and
-# writes it and PNG plots to build/waf/.  Not part of "make check".
+# over-provisionings, and at the first of them with erase blocks of
+# several sizes.  Prints the two tables (table.txt, table-eb.txt) and
+# writes them and PNG plots to build/waf/.  Not part of "make check".
 # With --model, only the modelling, on the traces of the last run
 # (build/waf/traces/).  WORKLOAD (make waf WORKLOAD="rocksdb-ext4 cache")
 # runs only those workloads, keeping the traces of the others: the table
 # and plots show every workload traced in all modes;
-# STREAMID_WAF_MIB, _WRITES and _SKIP change the disk size, device writes
-# and steady state; STREAMID_WAF_MODES (some of none,streams,fdp) runs
-# only those, keeping the traces of the others from the last run.
+# STREAMID_WAF_MIB, _WRITES, _SKIP and _EBS change the disk size, device
+# writes, steady state and erase blocks of the second table;
+# STREAMID_WAF_MODES (some of none,streams,fdp) runs only those, keeping
+# the traces of the others from the last run.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -21,6 +23,9 @@ MIB=${STREAMID_WAF_MIB:-1024}		# the disk, and the modelled device
 WRITES=${STREAMID_WAF_WRITES:-5}	# device writes per run
 SKIP=${STREAMID_WAF_SKIP:-2}		# device writes before steady state
 OPS=7,14,28
+# Erase block (reclaim unit) sizes of the second table, at the first OP:
+# what placement is worth depends on how many files share a block.
+EBS=${STREAMID_WAF_EBS:-1M,4M,16M}
 ALL="writers-ext4 writers-xfs cache rocksdb-ext4 rocksdb-xfs \
 	rocksdb-ext4-discard rocksdb-xfs-discard pgbench-ext4 pgbench-xfs \
 	dbfile-ext4 dbfile-xfs tenants-ext4 tenants-xfs"
@@ -46,7 +51,7 @@ if [ -z "$model_only" ]; then
 	# What is run now goes; the traces of the other workloads and
 	# modes stay.
 	for w in "${WORKLOADS[@]}"; do
-		rm -f "$W/$w".{lifetimes,op,life} "$W/$w"-{none,streams,fdp}.*
+		rm -f "$W/$w".{lifetimes,op,eb,life} "$W/$w"-{none,streams,fdp}.*
 		for m in ${MODES//,/ }; do
 			rm -f "$W/traces/$w-$m".*
 		done
@@ -82,18 +87,18 @@ fi
 # The table and plots cover every workload with the traces of all three
 # modes, from this run or an earlier one, so that workloads run one at a
 # time add up to the whole table.
-modelled=()
+modelled=() untraced=()
 for w in "${all[@]}"; do
-	missing=
-	for m in none streams fdp; do
-		[ -f "$W/traces/$w-$m.trace" ] || missing="$missing $m"
-	done
-	if [ -z "$missing" ]; then
+	if [ -f "$W/traces/$w-none.trace" ] &&
+	   [ -f "$W/traces/$w-streams.trace" ] &&
+	   [ -f "$W/traces/$w-fdp.trace" ]; then
 		modelled+=("$w")
-	elif [[ " ${WORKLOADS[*]} " == *" $w "* ]]; then
-		warn "$w is not in the table: no trace of mode${missing} yet"
+	else
+		untraced+=("$w")
 	fi
 done
+[ ${#untraced[@]} -eq 0 ] ||
+	warn "without the traces of all modes, not in the tables: ${untraced[*]}"
 [ ${#modelled[@]} -gt 0 ] || die "no workload has the traces of all modes"
 
 # skip TRACE: the device writes before the steady state of a trace: its
@@ -175,5 +180,34 @@ for w in "${modelled[@]}"; do
 		"$(cat "$W/traces/$w-none.full" 2>/dev/null || echo -)"
 done | tee "$W/throughput.txt"
 
+# The same traces on devices with larger erase blocks, at the first
+# over-provisioning: the first table's 1 MiB holds about one file of the
+# file-based workloads, the reclaim units of today's SSDs many.
+ebwaf()	# ebwaf TRACE ERASE_BLOCK MODE: the WAF at steady state
+{
+	local r
+
+	r=$("$W/flashsim" -c "${MIB}M" -b "$2" -s "$(skip "$1")" \
+		-o "${OPS%%,*}" -k -m "$3" "$1") ||
+		die "flashsim failed on $1 with $2 erase blocks"
+	kv waf "$r"
+}
+
+{
+	printf '%-20s %6s %12s %12s %7s %12s\n' workload block \
+		"WAF without" "WAF with" ratio "WAF over FDP"
+	for w in "${modelled[@]}"; do
+		for b in ${EBS//,/ }; do
+			a=$(ebwaf "$W/traces/$w-none.trace" "$b" single)
+			c=$(ebwaf "$W/traces/$w-streams.trace" "$b" streams)
+			printf '%-20s %6s %12.3f %12.3f %7.2f %12.3f\n' \
+				"$w" "$b" "$a" "$c" \
+				"$(awk -v a="$a" -v b="$c" 'BEGIN { print a / b }')" \
+				"$(ebwaf "$W/traces/$w-fdp.trace" "$b" streams)"
+		done
+	done
+} | tee "$W/table-eb.txt"
+
 "$TOP/harness/waf-plot.sh" "$W" "${modelled[@]}"
-echo "waf: plots in $W/waf-op.png and $W/waf-lifetimes.png" >&2
+echo "waf: plots in $W/waf-op.png, $W/waf-eb.png and" \
+	"$W/waf-lifetimes.png" >&2
