@@ -282,8 +282,10 @@ for d, i in ((sys.argv[1], 1), (sys.argv[2], 2)):
 	max_wal_size = 64MB
 	min_wal_size = 32MB
 	EOF
-	runuser -u postgres -- $pg/pg_ctl -D $mnt/data -w -l /tmp/pg.log \
-		start > /dev/null
+	# The server's log, which the server (not root) creates.
+	runuser -u postgres -- $pg/pg_ctl -D $mnt/data -w \
+		-l /tmp/pg-server.log start > /dev/null ||
+		{ tail /tmp/pg-server.log >&2; return 1; }
 	runuser -u postgres -- $pg/pgbench -h /tmp -i -q -s "$scale" \
 		postgres > /tmp/pgbench.log 2>&1 ||
 		{ tail /tmp/pgbench.log >&2; return 1; }
