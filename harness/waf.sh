@@ -173,11 +173,13 @@ table=$W/table.txt
 # transactions (pgbench) per second.
 for w in "${modelled[@]}"; do
 	[ -f "$W/traces/$w-none.tput" ] || continue
-	printf '%-20s %s without, %s with, %s over FDP (per s); fullest %s%%\n' \
+	full=	# how full the file system got, where the guest noted it
+	[ ! -f "$W/traces/$w-none.full" ] ||
+		full="; fullest $(cat "$W/traces/$w-none.full")%"
+	printf '%-20s %s without, %s with, %s over FDP (per s)%s\n' \
 		"$w" "$(cat "$W/traces/$w-none.tput")" \
 		"$(cat "$W/traces/$w-streams.tput")" \
-		"$(cat "$W/traces/$w-fdp.tput")" \
-		"$(cat "$W/traces/$w-none.full" 2>/dev/null || echo -)"
+		"$(cat "$W/traces/$w-fdp.tput")" "$full"
 done | tee "$W/throughput.txt"
 
 # The same traces on devices with larger erase blocks, at the first
