@@ -20,9 +20,8 @@ rows=$(( (n + cols - 1) / cols ))
 for w in "$@"; do
 	awk -v w="$w" '$1 == w { sub(/%/, "", $2); print $2, $3, $4, $6 }' \
 		"$dir/table.txt" > "$dir/$w.op"
-	awk -v w="$w" '$1 == w { b = $2 + 0
-			if ($2 ~ /K$/) b /= 1024; if ($2 ~ /G$/) b *= 1024
-			print b, $3, $4, $6 }' "$dir/table-eb.txt" > "$dir/$w.eb"
+	awk -v w="$w" '$1 == w { print $2, $3, $4, $6 }' \
+		"$dir/table-eb.txt" > "$dir/$w.eb"
 	# The lifetimes at the first over-provisioning, in device writes
 	# (pages over the capacity), as a share of each stream's pages.
 	# A bin is plotted at its top (to + 1 host pages).
@@ -33,6 +32,9 @@ for w in "$@"; do
 	     END { for (i in s) print s[i], x[i], y[i] / tot[s[i]] }' \
 		"$dir/$w.lifetimes" | sort -k1,1n -k2,2g > "$dir/$w.life"
 done
+
+# The over-provisioning of the erase block table: the first of table.txt.
+op=$(awk 'NR == 2 { sub(/%/, "", $2); print $2 }' "$dir/table.txt")
 
 {
 	echo "set terminal pngcairo size $((cols * 420)),$((rows * 320)) font ',9'"
@@ -47,8 +49,9 @@ done
 	echo "unset multiplot"
 
 	echo "set output '$dir/waf-eb.png'"
-	echo "set multiplot layout $rows,$cols title 'WAF against the erase block size (lowest OP)'"
+	echo "set multiplot layout $rows,$cols title 'WAF against the erase block size, at $op % over-provisioning'"
 	echo "set xlabel 'erase block (MiB)'; set logscale x 2; set format x '%g'"
+	echo "set key top left"
 	for w in "$@"; do
 		echo "set title '$w'"
 		echo "plot '$dir/$w.eb' using 1:2 with linespoints title 'without', '' using 1:3 with linespoints title 'with stream IDs', '' using 1:4 with linespoints dashtype 2 title 'with stream IDs over FDP'"

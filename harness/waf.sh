@@ -8,7 +8,7 @@
 # over-provisionings, and at the first of them with erase blocks of
 # several sizes.  Prints the two tables (table.txt, table-eb.txt) and
 # writes them and PNG plots to build/waf/.  Not part of "make check".
-# With --model, only the modelling, on the traces of the last run
+# With --model, only the modelling, on the traces kept
 # (build/waf/traces/).  WORKLOAD (make waf WORKLOAD="rocksdb-ext4 cache")
 # runs only those workloads, keeping the traces of the others: the table
 # and plots show every workload traced in all modes;
@@ -36,53 +36,83 @@ for w in "${WORKLOADS[@]}"; do
 		die "no workload $w; there are: ${all[*]}"
 done
 MODES=${STREAMID_WAF_MODES:-none,streams,fdp}
+for m in ${MODES//,/ }; do
+	case $m in
+	none|streams|fdp) ;;
+	*) die "no mode $m; there are: none streams fdp" ;;
+	esac
+done
 
 W=$OUT/waf
 model_only=
 case ${1:-} in
---model) model_only=1 ;;	# the traces of the last run, modelled again
+--model) model_only=1 ;;	# the traces kept, modelled again
 "") ;;
 *) die "usage: waf.sh [--model]" ;;
 esac
 "$TOP/harness/setup.sh"
-"$TOP/harness/setup.sh" "$TOP/harness/waf-packages"
+if [ -z "$model_only" ] && [[ " ${WORKLOADS[*]}" == *" pgbench-"* ]]; then
+	"$TOP/harness/setup.sh" "$TOP/harness/waf-packages"
+fi
+mkdir -p "$W/traces"
+make -s -C "$TOP/tools/streamid" OUTPUT="$W/"
+gcc -O2 -Wall -o "$W/waf-load" "$TOP/harness/waf-load.c"
+
+# Before anything is run or removed: traces of a disk of another size
+# are not modelled with these, and every erase block must be one that
+# flashsim models on this disk.
+if [ -f "$W/traces/mib" ] && [ "$(cat "$W/traces/mib")" != "$MIB" ]; then
+	die "build/waf/traces/ holds traces of a $(cat "$W/traces/mib") MiB" \
+		"disk: remove them or set STREAMID_WAF_MIB to that"
+fi
+mib_of()	# mib_of SIZE: a size as flashsim takes it (4M, 512K), in MiB
+{
+	numfmt --from=iec "${1^^}" 2>/dev/null |
+		awk '{ print $1 / 1048576 }' | grep . ||
+		die "STREAMID_WAF_EBS: no size $1"
+}
+for b in ${EBS//,/ }; do
+	mib_of "$b" > /dev/null
+	"$W/flashsim" -c "${MIB}M" -b "$b" -o "${OPS%%,*}" -S uniform \
+		-n 1 > /dev/null ||
+		die "STREAMID_WAF_EBS: flashsim models no $b erase blocks" \
+			"on a $MIB MiB device"
+done
+
 if [ -z "$model_only" ]; then
 	[ -f "$OUT/bzImage" ] || die "no $OUT/bzImage: run 'make' first"
+	echo "$MIB" > "$W/traces/mib"
 	# What is run now goes; the traces of the other workloads and
 	# modes stay.
 	for w in "${WORKLOADS[@]}"; do
-		rm -f "$W/$w".{lifetimes,op,eb,life} "$W/$w"-{none,streams,fdp}.*
 		for m in ${MODES//,/ }; do
 			rm -f "$W/traces/$w-$m".*
 		done
 	done
 	rm -rf "$W/vm"
-fi
-mkdir -p "$W/traces"
-# Traces of a disk of another size are not modelled with these.
-if [ -f "$W/traces/mib" ] && [ "$(cat "$W/traces/mib")" != "$MIB" ]; then
-	die "build/waf/traces/ holds traces of a $(cat "$W/traces/mib") MiB" \
-		"disk: remove them or set STREAMID_WAF_MIB to that"
-fi
-echo "$MIB" > "$W/traces/mib"
-make -s -C "$TOP/tools/streamid" OUTPUT="$W/"
-gcc -O2 -Wall -o "$W/waf-load" "$TOP/harness/waf-load.c"
-
-if [ -z "$model_only" ]; then
 	start=$SECONDS
+	ok=1
 	"$TOP/$SELFTESTS/vm.sh" -t 14400 -m 4096 -k "$W" -o "$W/vm" \
 		"$OUT/bzImage" -- "$TOP/harness/waf-guest.sh" /run/vm "$W" \
 		"$MIB" "$WRITES" "$MODES" "${WORKLOADS[@]}" > "$W/guest.log" \
-		2>&1 || {
-		tail -n 30 "$W/guest.log" >&2
-		die "the workloads failed in the guest"
-	}
-	echo "waf: guest runs took $((SECONDS - start))s" >&2
-	# Out of vm.sh's share, which its next run empties.
-	for f in "$W"/vm/share/*.{trace,stats,skip,tput,full}; do
-		[ ! -e "$f" ] || mv "$f" "$W/traces/"
+		2>&1 || ok=
+	# Out of vm.sh's share, which its next run empties: the traces of
+	# the runs that ended, even if a later one failed.
+	for f in "$W"/vm/share/*.trace; do
+		[ -e "$f" ] || continue
+		mv "$f" "${f%.trace}".{stats,skip,tput,full} "$W/traces/" \
+			2>/dev/null || true
 	done
+	if [ -z "$ok" ]; then
+		tail -n 30 "$W/guest.log" >&2
+		die "the workloads failed in the guest (the traces of those" \
+			"that ended are kept)"
+	fi
+	echo "waf: guest runs took $((SECONDS - start))s" >&2
 fi
+# A new table: none of the last one's outputs stay to be mistaken for it.
+rm -f "$W"/table.txt "$W"/table-eb.txt "$W"/throughput.txt "$W"/*.png \
+	"$W"/*.{lifetimes,op,eb,life,kv,txt}
 
 # The table and plots cover every workload with the traces of all three
 # modes, from this run or an earlier one, so that workloads run one at a
@@ -93,7 +123,7 @@ for w in "${all[@]}"; do
 	   [ -f "$W/traces/$w-streams.trace" ] &&
 	   [ -f "$W/traces/$w-fdp.trace" ]; then
 		modelled+=("$w")
-	else
+	elif [[ " ${WORKLOADS[*]} " == *" $w "* ]]; then
 		untraced+=("$w")
 	fi
 done
@@ -128,14 +158,25 @@ sim()
 		die "flashsim failed on $trace"
 }
 
-kv()	# kv KEY LINE
+# kv KEY LINE: the value of KEY, which must be a number
+kv()
 {
-	sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< " $2"
+	local v
+
+	v=$(sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< " $2")
+	[[ $v =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "flashsim gave $1=$v"
+	echo "$v"
+}
+
+ratio()	# ratio A B: A / B, B not 0
+{
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) exit 1; print a / b }' ||
+		die "no ratio of $1 to $2"
 }
 
 table=$W/table.txt
 {
-	printf '%-14s %4s %12s %12s %7s %12s\n' workload OP "WAF without" \
+	printf '%-20s %4s %12s %12s %7s %12s\n' workload OP "WAF without" \
 		"WAF with" ratio "WAF over FDP"
 	for w in "${modelled[@]}"; do
 		sim "$W/$w-none.kv" "$W/traces/$w-none.trace" -m single
@@ -161,10 +202,10 @@ table=$W/table.txt
 						"times, $sk before the steady state"
 			done
 			a=$(kv waf "${none[i]}") b=$(kv waf "${with[i]}")
-			printf '%-14s %3s%% %12.3f %12.3f %7.2f %12.3f\n' "$w" \
-				"$(kv op "${none[i]}")" "$a" "$b" \
-				"$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')" \
-				"$(kv waf "${fdp[i]}")"
+			f=$(kv waf "${fdp[i]}")
+			r=$(ratio "$a" "$b") op=$(kv op "${none[i]}")
+			printf '%-20s %3s%% %12.3f %12.3f %7.2f %12.3f\n' "$w" \
+				"$op" "$a" "$b" "$r" "$f"
 		done
 	done
 } | tee "$table"
@@ -183,8 +224,9 @@ for w in "${modelled[@]}"; do
 done | tee "$W/throughput.txt"
 
 # The same traces on devices with larger erase blocks, at the first
-# over-provisioning: the first table's 1 MiB holds about one file of the
-# file-based workloads, the reclaim units of today's SSDs many.
+# over-provisioning: the first table's 1 MiB holds part of one file of
+# RocksDB's, the reclaim units of today's SSDs many files.  The block
+# column is in MiB.
 ebwaf()	# ebwaf TRACE ERASE_BLOCK MODE: the WAF at steady state
 {
 	local r
@@ -196,16 +238,16 @@ ebwaf()	# ebwaf TRACE ERASE_BLOCK MODE: the WAF at steady state
 }
 
 {
-	printf '%-20s %6s %12s %12s %7s %12s\n' workload block \
+	printf '%-20s %6s %12s %12s %7s %12s\n' workload MiB \
 		"WAF without" "WAF with" ratio "WAF over FDP"
 	for w in "${modelled[@]}"; do
 		for b in ${EBS//,/ }; do
 			a=$(ebwaf "$W/traces/$w-none.trace" "$b" single)
 			c=$(ebwaf "$W/traces/$w-streams.trace" "$b" streams)
+			f=$(ebwaf "$W/traces/$w-fdp.trace" "$b" streams)
+			r=$(ratio "$a" "$c") mb=$(mib_of "$b")
 			printf '%-20s %6s %12.3f %12.3f %7.2f %12.3f\n' \
-				"$w" "$b" "$a" "$c" \
-				"$(awk -v a="$a" -v b="$c" 'BEGIN { print a / b }')" \
-				"$(ebwaf "$W/traces/$w-fdp.trace" "$b" streams)"
+				"$w" "$mb" "$a" "$c" "$r" "$f"
 		done
 	done
 } | tee "$W/table-eb.txt"
