@@ -99,9 +99,9 @@ if [ -z "$model_only" ]; then
 	# Out of vm.sh's share, which its next run empties: the traces of
 	# the runs that ended, even if a later one failed.
 	for f in "$W"/vm/share/*.trace; do
-		[ -e "$f" ] || continue
-		mv "$f" "${f%.trace}".{stats,skip,tput,full} "$W/traces/" \
-			2>/dev/null || true
+		for g in "$f" "${f%.trace}".{stats,skip,tput,full}; do
+			[ ! -e "$g" ] || mv "$g" "$W/traces/"
+		done
 	done
 	if [ -z "$ok" ]; then
 		tail -n 30 "$W/guest.log" >&2
@@ -140,22 +140,29 @@ skip()
 	if [ -f "$f" ]; then cat "$f"; else echo "$SKIP"; fi
 }
 
-# sim OUTFILE TRACE OPTIONS...: flashsim on a trace of the disk, one
-# key=value line per over-provisioning in OUTFILE; and its report at the
-# first over-provisioning, with the writes, discards and lifetimes per
-# stream, in OUTFILE with .txt for .kv.
+# model TRACE OPTIONS...: flashsim on a trace of the disk, a device of
+# its size, from the trace's steady state
+model()
+{
+	local trace=$1
+
+	shift
+	"$W/flashsim" -c "${MIB}M" -s "$(skip "$trace")" "$@" "$trace" ||
+		die "flashsim $* failed on $trace"
+}
+
+# sim OUTFILE TRACE OPTIONS...: one key=value line per over-provisioning
+# in OUTFILE; and the report at the first over-provisioning, with the
+# writes, discards and lifetimes per stream, in OUTFILE with .txt for .kv.
 sim()
 {
 	local out=$1 trace=$2
 
 	shift 2
-	"$W/flashsim" -c "${MIB}M" -s "$(skip "$trace")" -o "$OPS" -k "$@" \
-		"$trace" > "$out" || die "flashsim failed on $trace"
+	model "$trace" -o "$OPS" -k "$@" > "$out"
 	[ "$(wc -l < "$out")" -eq "$(tr , '\n' <<< "$OPS" | wc -l)" ] ||
 		die "flashsim gave $(wc -l < "$out") results for $trace"
-	"$W/flashsim" -c "${MIB}M" -s "$(skip "$trace")" -o "${OPS%%,*}" \
-		"$@" "$trace" > "${out%.kv}.txt" ||
-		die "flashsim failed on $trace"
+	model "$trace" -o "${OPS%%,*}" "$@" > "${out%.kv}.txt"
 }
 
 # kv KEY LINE: the value of KEY, which must be a number
@@ -231,9 +238,7 @@ ebwaf()	# ebwaf TRACE ERASE_BLOCK MODE: the WAF at steady state
 {
 	local r
 
-	r=$("$W/flashsim" -c "${MIB}M" -b "$2" -s "$(skip "$1")" \
-		-o "${OPS%%,*}" -k -m "$3" "$1") ||
-		die "flashsim failed on $1 with $2 erase blocks"
+	r=$(model "$1" -b "$2" -o "${OPS%%,*}" -k -m "$3")
 	kv waf "$r"
 }
 
