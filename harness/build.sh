@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the kernel in $TREE out of tree in $OBJ: tinyconfig plus the
 # selftests' config fragment, with ccache.  Leaves build/bzImage and
-# build/build-id (the GNU build id of the vmlinux the image holds).
+# build/build-id (the GNU build id of the vmlinux the image holds) and
+# build/kernel-id (a hash of what it was built from: the sources but
+# Documentation/ and tools/, which the image does not hold, any edit not
+# committed, the .config, which names the compiler, and the arguments;
+# rebuilds of the same kernel share it).
 # With --base, the pristine base instead, with the same configuration,
 # for comparisons: its tree in $WORK/base, build/bzImage-base.  With
 # --at COMMIT, that commit of the series (tree $WORK/steps, objects
@@ -67,7 +71,17 @@ if ! cmp -s "$frag" "$OBJ/.config.fragment"; then
 	cp "$frag" "$OBJ/.config.fragment"
 fi
 
+# Written last, so that an image whose build stopped short has none.
+rm -f "$OUT/kernel-id$suffix"
 kmake "$TREE" "$OBJ" "$@" bzImage
 cp "$OBJ/arch/x86/boot/bzImage" "$OUT/bzImage$suffix"
 readelf -n "$OBJ/vmlinux" |
 	awk '/Build ID:/ { print $3 }' > "$OUT/build-id$suffix"
+{
+	git -C "$TREE" ls-tree HEAD |
+		awk -F '\t' '$2 != "Documentation" && $2 != "tools"'
+	git -C "$TREE" diff HEAD -- . ':!Documentation' ':!tools'
+	cat "$OBJ/.config"
+	echo "$*"
+} | sha1sum | cut -c1-12 > "$OUT/kernel-id$suffix.new"
+mv "$OUT/kernel-id$suffix.new" "$OUT/kernel-id$suffix"

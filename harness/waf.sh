@@ -35,6 +35,7 @@ for w in "${WORKLOADS[@]}"; do
 	[[ " ${all[*]} " == *" $w "* ]] ||
 		die "no workload $w; there are: ${all[*]}"
 done
+VM_CPUS=2 VM_MEM=4096	# the guest's CPUs and MiB
 MODES=${STREAMID_WAF_MODES:-none,streams,fdp}
 for m in ${MODES//,/ }; do
 	case $m in
@@ -80,8 +81,33 @@ for b in ${EBS//,/ }; do
 done
 
 if [ -z "$model_only" ]; then
-	[ -f "$OUT/bzImage" ] || die "no $OUT/bzImage: run 'make' first"
+	[ -f "$OUT/bzImage" ] && [ -f "$OUT/kernel-id" ] ||
+		die "no $OUT/bzImage and kernel-id: run 'make' first"
 	echo "$MIB" > "$W/traces/mib"
+	# What each trace was made with, so that no row compares runs of
+	# different kernels, workloads, programs or machines: the kernel,
+	# hashes of what defines the workloads (the guest runs a copy of
+	# waf-guest.sh, so that an edit during the run does not count) and
+	# of the packages they run, the run's size, and how QEMU runs (as
+	# vm.sh chooses).  One line, taken before the run.
+	cp "$TOP/harness/waf-guest.sh" "$W/waf-guest.sh"
+	accel=tcg
+	if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
+		accel=kvm
+	fi
+	meta="kernel=$(cat "$OUT/kernel-id") workload=$(cat "$W/waf-guest.sh" \
+		"$TOP/harness/waf-load.c" "$TOP/tools/streamid/hint2stream.c" \
+		"$TOP/$SELFTESTS/vm.sh" | sha1sum | cut -c1-12)"
+	meta+=" mib=$MIB writes=$WRITES vm=$accel,$VM_CPUS,$VM_MEM"
+	pkgs()	# pkgs WORKLOAD: the packages it runs, with their versions
+	{
+		local p=(qemu-system-x86 rocksdb-tools e2fsprogs xfsprogs
+			 util-linux)
+
+		[[ $1 != pgbench-* ]] || p+=(postgresql-15)
+		dpkg-query -W -f '${Package} ${Version}\n' "${p[@]}" |
+			sha1sum | cut -c1-12
+	}
 	# What is run now goes; the traces of the other workloads and
 	# modes stay.
 	for w in "${WORKLOADS[@]}"; do
@@ -92,14 +118,19 @@ if [ -z "$model_only" ]; then
 	rm -rf "$W/vm"
 	start=$SECONDS
 	ok=1
-	"$TOP/$SELFTESTS/vm.sh" -t 14400 -m 4096 -k "$W" -o "$W/vm" \
-		"$OUT/bzImage" -- "$TOP/harness/waf-guest.sh" /run/vm "$W" \
+	"$TOP/$SELFTESTS/vm.sh" -t 14400 -c "$VM_CPUS" -m "$VM_MEM" -k "$W" \
+		-o "$W/vm" "$OUT/bzImage" -- "$W/waf-guest.sh" /run/vm "$W" \
 		"$MIB" "$WRITES" "$MODES" "${WORKLOADS[@]}" > "$W/guest.log" \
 		2>&1 || ok=
 	# Out of vm.sh's share, which its next run empties: the traces of
-	# the runs that ended, even if a later one failed.
+	# the runs that ended, even if a later one failed; the .meta first
+	# and the trace last, so that no trace is kept without its .meta.
 	for f in "$W"/vm/share/*.trace; do
-		for g in "$f" "${f%.trace}".{stats,skip,tput,full}; do
+		[ -e "$f" ] || continue
+		g=${f##*/}
+		g=${g%.trace}
+		echo "$meta packages=$(pkgs "${g%-*}")" > "$W/traces/$g.meta"
+		for g in "${f%.trace}".{stats,skip,tput,full} "$f"; do
 			[ ! -e "$g" ] || mv "$g" "$W/traces/"
 		done
 	done
@@ -116,12 +147,34 @@ rm -f "$W"/table.txt "$W"/table-eb.txt "$W"/throughput.txt "$W"/*.png \
 
 # The table and plots cover every workload with the traces of all three
 # modes, from this run or an earlier one, so that workloads run one at a
-# time add up to the whole table.
-modelled=() untraced=()
+# time add up to the whole table; but only where the three were made
+# alike (their .meta files; traces of harnesses that wrote none count
+# as one unknown origin).
+meta()	# meta TRACE: what the trace was made with
+{
+	local f=${1%.trace}.meta
+
+	if [ -s "$f" ]; then
+		echo "$(< "$f")"
+	elif [ -f "$f" ]; then
+		echo "empty $f"	# cut short: like no other
+	else
+		echo unknown
+	fi
+}
+modelled=() untraced=() mixed=() unknown=()
 for w in "${all[@]}"; do
 	if [ -f "$W/traces/$w-none.trace" ] &&
 	   [ -f "$W/traces/$w-streams.trace" ] &&
 	   [ -f "$W/traces/$w-fdp.trace" ]; then
+		origin=$(for m in none streams fdp; do
+				meta "$W/traces/$w-$m.trace"
+			done | sort -u)
+		if [ "$(wc -l <<< "$origin")" -ne 1 ]; then
+			mixed+=("$w")
+			continue
+		fi
+		[ "$origin" != unknown ] || unknown+=("$w")
 		modelled+=("$w")
 	elif [[ " ${WORKLOADS[*]} " == *" $w "* ]]; then
 		untraced+=("$w")
@@ -129,7 +182,12 @@ for w in "${all[@]}"; do
 done
 [ ${#untraced[@]} -eq 0 ] ||
 	warn "without the traces of all modes, not in the tables: ${untraced[*]}"
-[ ${#modelled[@]} -gt 0 ] || die "no workload has the traces of all modes"
+[ ${#mixed[@]} -eq 0 ] ||
+	warn "traces made differently (their .meta differ)," \
+		"not in the tables: ${mixed[*]}"
+[ ${#unknown[@]} -eq 0 ] ||
+	warn "traces that do not say what made them (no .meta): ${unknown[*]}"
+[ ${#modelled[@]} -gt 0 ] || die "no workload has the traces of all modes, made alike"
 
 # skip TRACE: the device writes before the steady state of a trace: its
 # .skip file (a workload that fills the disk first writes one), or SKIP.
