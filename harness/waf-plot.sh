@@ -37,11 +37,11 @@ done
 op=$(awk 'NR == 2 { sub(/%/, "", $2); print $2 }' "$dir/table.txt")
 
 {
-	echo "set terminal pngcairo size $((cols * 420)),$((rows * 320)) font ',9'"
+	echo "set terminal pngcairo size $((cols * 420)),$((rows * 340)) font ',9'"
 	echo "set output '$dir/waf-op.png'"
 	echo "set multiplot layout $rows,$cols title 'Write amplification without and with stream IDs (flashsim, greedy GC)'"
 	echo "set xlabel 'over-provisioning (%)'; set ylabel 'WAF'; set yrange [0.9:*]"
-	echo "set key top right; set grid"
+	echo "set key below; set grid"
 	for w in "$@"; do
 		echo "set title '$w'"
 		echo "plot '$dir/$w.op' using 1:2 with linespoints title 'without', '' using 1:3 with linespoints title 'with stream IDs', '' using 1:4 with linespoints dashtype 2 title 'with stream IDs over FDP'"
@@ -51,7 +51,7 @@ op=$(awk 'NR == 2 { sub(/%/, "", $2); print $2 }' "$dir/table.txt")
 	echo "set output '$dir/waf-eb.png'"
 	echo "set multiplot layout $rows,$cols title 'WAF against the erase block size, at $op % over-provisioning'"
 	echo "set xlabel 'erase block (MiB)'; set logscale x 2; set format x '%g'"
-	echo "set key top left"
+	echo "set key below"
 	for w in "$@"; do
 		echo "set title '$w'"
 		echo "plot '$dir/$w.eb' using 1:2 with linespoints title 'without', '' using 1:3 with linespoints title 'with stream IDs', '' using 1:4 with linespoints dashtype 2 title 'with stream IDs over FDP'"
@@ -62,14 +62,15 @@ op=$(awk 'NR == 2 { sub(/%/, "", $2); print $2 }' "$dir/table.txt")
 	echo "set output '$dir/waf-lifetimes.png'"
 	echo "set multiplot layout $rows,$cols title 'Lifetime of the data per stream ID (written to overwritten or discarded)'"
 	echo "set logscale x; set format x '%g'; set xlabel 'lifetime (device writes)'; set ylabel 'share of the stream''s pages'"
-	echo "set yrange [0:*]; set key top left"
+	echo "set yrange [0:*]; set key below"
 	for w in "$@"; do
 		echo "set title '$w'"
-		# One line per stream: the blocks of the file, split by stream.
+		# One line per stream: the blocks of the file, split by
+		# stream; a stream has the same colour in every plot.
 		streams=$(cut -d' ' -f1 "$dir/$w.life" | sort -un | tr '\n' ' ')
 		plot=
 		for s in $streams; do
-			plot="$plot${plot:+, }'$dir/$w.life' using (\$1 == $s ? \$2 : 1/0):3 with linespoints title 'stream $s'"
+			plot="$plot${plot:+, }'$dir/$w.life' using (\$1 == $s ? \$2 : 1/0):3 with linespoints linetype $((s % 8 + 1)) title 'stream $s'"
 		done
 		echo "plot $plot"
 	done
