@@ -95,10 +95,10 @@ if [ -z "$model_only" ]; then
 	if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
 		accel=kvm
 	fi
-	meta="kernel=$(cat "$OUT/kernel-id") workload=$(cat "$W/waf-guest.sh" \
+	made="kernel=$(cat "$OUT/kernel-id") workload=$(cat "$W/waf-guest.sh" \
 		"$TOP/harness/waf-load.c" "$TOP/tools/streamid/hint2stream.c" \
 		"$TOP/$SELFTESTS/vm.sh" | sha1sum | cut -c1-12)"
-	meta+=" mib=$MIB writes=$WRITES vm=$accel,$VM_CPUS,$VM_MEM"
+	made+=" mib=$MIB writes=$WRITES vm=$accel,$VM_CPUS,$VM_MEM"
 	pkgs()	# pkgs WORKLOAD: the packages it runs, with their versions
 	{
 		local p=(qemu-system-x86 rocksdb-tools e2fsprogs xfsprogs
@@ -127,9 +127,9 @@ if [ -z "$model_only" ]; then
 	# and the trace last, so that no trace is kept without its .meta.
 	for f in "$W"/vm/share/*.trace; do
 		[ -e "$f" ] || continue
-		g=${f##*/}
-		g=${g%.trace}
-		echo "$meta packages=$(pkgs "${g%-*}")" > "$W/traces/$g.meta"
+		run=${f##*/}
+		run=${run%.trace}	# WORKLOAD-MODE
+		echo "$made packages=$(pkgs "${run%-*}")" > "$W/traces/$run.meta"
 		for g in "${f%.trace}".{stats,skip,tput,full} "$f"; do
 			[ ! -e "$g" ] || mv "$g" "$W/traces/"
 		done
